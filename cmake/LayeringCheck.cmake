@@ -1,0 +1,52 @@
+# Refuses, at configure time, a dependency that goes the wrong way through the layers
+# (docs/ARCHITECTURE.md). Each entry lists the staticlm libraries a layer must never reach,
+# directly or through another library.
+
+set(_staticlm_forbidden
+  "staticlm_core:staticlm_ops,staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
+  "staticlm_ops:staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
+  "staticlm_format:staticlm_graph,staticlm_runtime,staticlm_partition"
+  "staticlm_graph:staticlm_format,staticlm_runtime,staticlm_partition"
+  "staticlm_runtime:staticlm_graph,staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_portable:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_llm:staticlm_exporter,staticlm_partition,staticlm_backend_qnn"
+)
+
+function(_staticlm_collect_deps target out_var)
+  set(seen "")
+  set(queue ${target})
+  while(queue)
+    list(POP_FRONT queue current)
+    if(NOT TARGET ${current})
+      continue()
+    endif()
+    get_target_property(deps ${current} LINK_LIBRARIES)
+    if(NOT deps)
+      continue()
+    endif()
+    foreach(dep IN LISTS deps)
+      string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" dep "${dep}")
+      if(dep MATCHES "^staticlm_" AND NOT dep IN_LIST seen)
+        list(APPEND seen ${dep})
+        list(APPEND queue ${dep})
+      endif()
+    endforeach()
+  endwhile()
+  set(${out_var} ${seen} PARENT_SCOPE)
+endfunction()
+
+foreach(rule IN LISTS _staticlm_forbidden)
+  string(REPLACE ":" ";" parts "${rule}")
+  list(GET parts 0 layer)
+  list(GET parts 1 forbidden)
+  string(REPLACE "," ";" forbidden "${forbidden}")
+  if(NOT TARGET ${layer})
+    continue()
+  endif()
+  _staticlm_collect_deps(${layer} reached)
+  foreach(bad IN LISTS forbidden)
+    if(bad IN_LIST reached)
+      message(FATAL_ERROR "layering violation: ${layer} depends on ${bad} (see docs/ARCHITECTURE.md)")
+    endif()
+  endforeach()
+endforeach()

@@ -1,0 +1,39 @@
+# Helpers that give every staticlm target the same flags, include root and test wiring.
+
+function(staticlm_apply_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -Wconversion -Wno-sign-conversion)
+  if(STATICLM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# staticlm_library(NAME SOURCES ... DEPS ...)
+# Declares library staticlm_<NAME>; DEPS are the layers it may use (checked by LayeringCheck.cmake).
+function(staticlm_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(staticlm_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(staticlm_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_BINARY_DIR}/src)
+  target_link_libraries(staticlm_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(staticlm_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  staticlm_apply_warnings(staticlm_${name})
+  set_property(GLOBAL APPEND PROPERTY STATICLM_LIBRARIES staticlm_${name})
+endfunction()
+
+# staticlm_test(NAME SOURCES ... DEPS ... [LABELS ...])
+# One GoogleTest executable; its tests are registered with ctest individually.
+function(staticlm_test name)
+  if(NOT STATICLM_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(${name} PRIVATE STATICLM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  staticlm_apply_warnings(${name})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()

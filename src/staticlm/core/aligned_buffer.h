@@ -1,0 +1,39 @@
+// AlignedBuffer: an owned, aligned, heap allocation. Move-only; frees on destruction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "staticlm/core/result.h"
+
+namespace staticlm {
+
+inline constexpr size_t kDefaultAlignment = 64;
+
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  ~AlignedBuffer();
+  AlignedBuffer(AlignedBuffer&& other) noexcept;
+  AlignedBuffer& operator=(AlignedBuffer&& other) noexcept;
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+
+  // Allocates `bytes` (zero-filled) aligned to `alignment` (a power of two >= sizeof(void*)).
+  // Fails with InvalidArgument for a bad alignment, ResourceExhausted when memory runs out.
+  static Result<AlignedBuffer> allocate(size_t bytes, size_t alignment = kDefaultAlignment);
+
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<uint8_t> span() { return {data_, size_}; }
+  std::span<const uint8_t> span() const { return {data_, size_}; }
+
+ private:
+  AlignedBuffer(uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,92 @@
+#include "staticlm/core/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace staticlm {
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr && size_ > 0) {
+    munmap(const_cast<uint8_t*>(data_), size_);
+  }
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      path_(std::move(other.path_)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr && size_ > 0) {
+      munmap(const_cast<uint8_t*>(data_), size_);
+    }
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+Result<MappedFile> MappedFile::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      return not_found("'", path, "': no such file");
+    }
+    return unavailable("'", path, "': cannot open: ", std::strerror(err));
+  }
+  struct stat info {};
+  if (fstat(fd, &info) != 0) {
+    int err = errno;
+    ::close(fd);
+    return unavailable("'", path, "': cannot stat: ", std::strerror(err));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return invalid_argument("'", path, "' is not a regular file");
+  }
+  MappedFile file;
+  file.path_ = path;
+  file.size_ = static_cast<uint64_t>(info.st_size);
+  if (file.size_ > 0) {
+    void* mapping = mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      file.size_ = 0;
+      return unavailable("'", path, "': cannot map: ", std::strerror(err));
+    }
+    file.data_ = static_cast<const uint8_t*>(mapping);
+  }
+  ::close(fd);
+  return file;
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) {
+      return not_found("'", path, "': no such file");
+    }
+    return unavailable("'", path, "': cannot open for reading");
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) {
+    return unavailable("'", path, "': read failed");
+  }
+  return contents.str();
+}
+
+}  // namespace staticlm

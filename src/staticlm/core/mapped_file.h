@@ -1,0 +1,40 @@
+// MappedFile: a read-only memory mapping of a whole file. Move-only; unmaps on destruction.
+// Views handed out (bytes()) stay valid as long as the MappedFile lives.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "staticlm/core/result.h"
+
+namespace staticlm {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // Maps `path` read-only. Fails with NotFound when the file does not exist, InvalidArgument
+  // when it is not a regular file, Unavailable when it cannot be opened or mapped.
+  static Result<MappedFile> open(const std::string& path);
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  std::string path_;
+};
+
+// Reads a whole (small) file into a string: config files, tokenizer files.
+Result<std::string> read_text_file(const std::string& path);
+
+}  // namespace staticlm

@@ -1,0 +1,84 @@
+#include "staticlm/core/thread_pool.h"
+
+#include <algorithm>
+
+namespace staticlm {
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) {
+    num_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  workers_.reserve(static_cast<size_t>(num_threads - 1));
+  for (int i = 1; i < num_threads; ++i) {
+    workers_.emplace_back([this] { worker_loop(); });
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& worker : workers_) {
+    worker.join();
+  }
+}
+
+void ThreadPool::run_chunks(std::unique_lock<std::mutex>& lock) {
+  while (next_chunk_ < num_chunks_) {
+    const int64_t chunk = next_chunk_++;
+    const auto* body = body_;
+    const int64_t begin = chunk * chunk_;
+    const int64_t end = std::min(count_, begin + chunk_);
+    lock.unlock();
+    (*body)(begin, end);
+    lock.lock();
+    if (++chunks_finished_ == num_chunks_) {
+      work_done_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen_generation = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
+    if (stopping_) {
+      return;
+    }
+    seen_generation = generation_;
+    run_chunks(lock);
+  }
+}
+
+void ThreadPool::parallel_for(int64_t count, int64_t min_chunk,
+                              const std::function<void(int64_t, int64_t)>& body) {
+  if (count <= 0) {
+    return;
+  }
+  min_chunk = std::max<int64_t>(1, min_chunk);
+  const int64_t threads = num_threads();
+  if (threads == 1 || count <= min_chunk) {
+    body(0, count);
+    return;
+  }
+  std::lock_guard<std::mutex> call_lock(call_mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // A few chunks per thread balance uneven work without much scheduling overhead.
+  int64_t chunk = std::max(min_chunk, (count + threads * 4 - 1) / (threads * 4));
+  body_ = &body;
+  count_ = count;
+  chunk_ = chunk;
+  num_chunks_ = (count + chunk - 1) / chunk;
+  next_chunk_ = 0;
+  chunks_finished_ = 0;
+  ++generation_;
+  work_ready_.notify_all();
+  run_chunks(lock);
+  work_done_.wait(lock, [&] { return chunks_finished_ == num_chunks_; });
+  body_ = nullptr;
+}
+
+}  // namespace staticlm

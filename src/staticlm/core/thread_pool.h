@@ -1,0 +1,50 @@
+// ThreadPool: a fixed set of worker threads created once; parallel_for splits a range over
+// them and the calling thread, and returns when every chunk has run. No thread is created per
+// call. One parallel_for runs at a time per pool (calls from several threads are serialized).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace staticlm {
+
+class ThreadPool {
+ public:
+  // num_threads counts the calling thread: 1 means run everything inline.
+  // 0 picks std::thread::hardware_concurrency().
+  explicit ThreadPool(int num_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls body(begin, end) over disjoint chunks covering [0, count), each at least
+  // min_chunk long (except possibly the last).
+  void parallel_for(int64_t count, int64_t min_chunk,
+                    const std::function<void(int64_t begin, int64_t end)>& body);
+
+ private:
+  void worker_loop();
+  void run_chunks(std::unique_lock<std::mutex>& lock);
+
+  std::vector<std::thread> workers_;
+  std::mutex call_mutex_;  // serializes parallel_for callers
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
+  int64_t count_ = 0;
+  int64_t chunk_ = 0;
+  int64_t next_chunk_ = 0;
+  int64_t num_chunks_ = 0;
+  int64_t chunks_finished_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,420 @@
+#include "staticlm/ops/op_set.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "staticlm/core/checked_math.h"
+#include "staticlm/ops/rope.h"
+
+namespace staticlm {
+namespace {
+
+using Specs = Result<std::vector<TensorSpec>>;
+
+bool is_weight_dtype(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16; }
+bool is_index_dtype(DType dtype) { return dtype == DType::kI32 || dtype == DType::kI64; }
+bool is_cache_dtype(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
+
+Status expect_dtype(const TensorSpec& spec, std::string_view role, bool (*allowed)(DType), std::string_view allowed_names) {
+  if (!allowed(spec.dtype)) {
+    return invalid_argument(role, ": expected dtype ", allowed_names, ", found ", dtype_name(spec.dtype));
+  }
+  return ok_status();
+}
+
+Status expect_f32(const TensorSpec& spec, std::string_view role) {
+  return expect_dtype(
+      spec, role, [](DType d) { return d == DType::kF32; }, "f32");
+}
+
+Status expect_rank(const TensorSpec& spec, std::string_view role, size_t rank) {
+  if (spec.shape.size() != rank) {
+    return invalid_argument(role, ": expected rank ", rank, ", found shape ", shape_string(spec.shape));
+  }
+  return ok_status();
+}
+
+Status expect_at_least_rank(const TensorSpec& spec, std::string_view role, size_t rank) {
+  if (spec.shape.size() < rank) {
+    return invalid_argument(role, ": expected rank >= ", rank, ", found shape ", shape_string(spec.shape));
+  }
+  return ok_status();
+}
+
+Status expect_dim(const TensorSpec& spec, std::string_view role, size_t axis, int64_t expected) {
+  if (spec.shape[axis] != expected) {
+    return invalid_argument(role, ": expected dimension ", axis, " to be ", expected, ", found shape ",
+                            shape_string(spec.shape));
+  }
+  return ok_status();
+}
+
+// Normalizes a possibly negative axis against `rank`.
+Result<size_t> normalize_axis(int64_t axis, size_t rank, std::string_view attr) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return invalid_argument("attribute '", attr, "': axis ", axis, " is out of range for rank ", rank);
+  }
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+Specs infer_embedding(InputSpecs in, const Attributes&) {
+  const TensorSpec& table = *in[0];
+  const TensorSpec& ids = *in[1];
+  STATICLM_RETURN_IF_ERROR(expect_dtype(table, "table", is_weight_dtype, "f32, f16 or bf16"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(table, "table", 2));
+  STATICLM_RETURN_IF_ERROR(expect_dtype(ids, "ids", is_index_dtype, "i32 or i64"));
+  Shape out = ids.shape;
+  out.push_back(table.shape[1]);
+  return std::vector<TensorSpec>{{DType::kF32, out}};
+}
+
+Specs infer_linear(InputSpecs in, const Attributes&) {
+  const TensorSpec& x = *in[0];
+  const TensorSpec& weight = *in[1];
+  STATICLM_RETURN_IF_ERROR(expect_f32(x, "input"));
+  STATICLM_RETURN_IF_ERROR(expect_at_least_rank(x, "input", 1));
+  STATICLM_RETURN_IF_ERROR(expect_dtype(weight, "weight", is_weight_dtype, "f32, f16 or bf16"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(weight, "weight", 2));
+  if (weight.shape[1] != x.shape.back()) {
+    return invalid_argument("weight: expected [out, ", x.shape.back(), "] to match input ", shape_string(x.shape),
+                            ", found ", shape_string(weight.shape));
+  }
+  if (in.size() > 2 && in[2] != nullptr) {
+    const TensorSpec& bias = *in[2];
+    STATICLM_RETURN_IF_ERROR(expect_dtype(bias, "bias", is_weight_dtype, "f32, f16 or bf16"));
+    STATICLM_RETURN_IF_ERROR(expect_rank(bias, "bias", 1));
+    STATICLM_RETURN_IF_ERROR(expect_dim(bias, "bias", 0, weight.shape[0]));
+  }
+  Shape out = x.shape;
+  out.back() = weight.shape[0];
+  return std::vector<TensorSpec>{{DType::kF32, out}};
+}
+
+Status check_norm_eps(const Attributes& attrs, double fallback) {
+  STATICLM_ASSIGN_OR_RETURN(double eps, attrs.get_float_or("eps", fallback));
+  if (!(eps >= 0.0)) {
+    return invalid_argument("attribute 'eps': expected a value >= 0, found ", eps);
+  }
+  return ok_status();
+}
+
+Specs infer_norm(InputSpecs in, const Attributes& attrs, double default_eps) {
+  const TensorSpec& x = *in[0];
+  STATICLM_RETURN_IF_ERROR(expect_f32(x, "input"));
+  STATICLM_RETURN_IF_ERROR(expect_at_least_rank(x, "input", 1));
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i] == nullptr) {
+      continue;
+    }
+    std::string_view role = i == 1 ? "weight" : "bias";
+    STATICLM_RETURN_IF_ERROR(expect_dtype(*in[i], role, is_weight_dtype, "f32, f16 or bf16"));
+    STATICLM_RETURN_IF_ERROR(expect_rank(*in[i], role, 1));
+    STATICLM_RETURN_IF_ERROR(expect_dim(*in[i], role, 0, x.shape.back()));
+  }
+  STATICLM_RETURN_IF_ERROR(check_norm_eps(attrs, default_eps));
+  return std::vector<TensorSpec>{x};
+}
+
+Specs infer_rms_norm(InputSpecs in, const Attributes& attrs) { return infer_norm(in, attrs, 1e-6); }
+Specs infer_layer_norm(InputSpecs in, const Attributes& attrs) { return infer_norm(in, attrs, 1e-5); }
+
+Status check_positions(const TensorSpec& positions, int64_t seq_len) {
+  STATICLM_RETURN_IF_ERROR(expect_dtype(positions, "positions", is_index_dtype, "i32 or i64"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(positions, "positions", 1));
+  return expect_dim(positions, "positions", 0, seq_len);
+}
+
+Specs infer_rope(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& x = *in[0];
+  STATICLM_RETURN_IF_ERROR(expect_f32(x, "input"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(x, "input [batch, seq, heads, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(check_positions(*in[1], x.shape[1]));
+  STATICLM_RETURN_IF_ERROR(RopeParams::from_attributes(attrs, x.shape[3]).status());
+  return std::vector<TensorSpec>{x};
+}
+
+// q [B, S, Hq, D], k/v cache [B, Hkv, C, D], positions [S] -> [B, S, Hq, D].
+Specs infer_attention(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& q = *in[0];
+  const TensorSpec& k = *in[1];
+  const TensorSpec& v = *in[2];
+  STATICLM_RETURN_IF_ERROR(expect_f32(q, "query"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(q, "query [batch, seq, heads, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(expect_dtype(k, "key cache", is_cache_dtype, "f32 or f16"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(k, "key cache [batch, kv_heads, cache_len, head_dim]", 4));
+  if (v != k) {
+    return invalid_argument("value cache: expected the key cache's ", dtype_name(k.dtype), shape_string(k.shape),
+                            ", found ", dtype_name(v.dtype), shape_string(v.shape));
+  }
+  if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3]) {
+    return invalid_argument("key cache ", shape_string(k.shape), " does not match query ", shape_string(q.shape),
+                            " in batch or head_dim");
+  }
+  if (k.shape[1] <= 0 || q.shape[2] % k.shape[1] != 0) {
+    return invalid_argument("query heads (", q.shape[2], ") must be a multiple of kv heads (", k.shape[1], ")");
+  }
+  STATICLM_RETURN_IF_ERROR(check_positions(*in[3], q.shape[1]));
+  STATICLM_ASSIGN_OR_RETURN(double scale, attrs.get_float_or("scale", 1.0));
+  if (!(scale > 0.0)) {
+    return invalid_argument("attribute 'scale': expected a value > 0, found ", scale);
+  }
+  return std::vector<TensorSpec>{q};
+}
+
+// cache [B, Hkv, C, D], rows [B, S, Hkv, D], positions [S] -> cache.
+Specs infer_kv_cache_update(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& cache = *in[0];
+  const TensorSpec& rows = *in[1];
+  STATICLM_RETURN_IF_ERROR(expect_dtype(cache, "cache", is_cache_dtype, "f32 or f16"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(cache, "cache [batch, kv_heads, cache_len, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(expect_f32(rows, "rows"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(rows, "rows [batch, seq, kv_heads, head_dim]", 4));
+  if (rows.shape[0] != cache.shape[0] || rows.shape[2] != cache.shape[1] || rows.shape[3] != cache.shape[3]) {
+    return invalid_argument("rows ", shape_string(rows.shape), " do not match cache ", shape_string(cache.shape));
+  }
+  STATICLM_RETURN_IF_ERROR(check_positions(*in[2], rows.shape[1]));
+  STATICLM_ASSIGN_OR_RETURN(int64_t in_place, attrs.get_int_or("in_place", 1));
+  if (in_place != 0 && in_place != 1) {
+    return invalid_argument("attribute 'in_place': expected 0 or 1, found ", in_place);
+  }
+  return std::vector<TensorSpec>{cache};
+}
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return invalid_argument("shapes ", shape_string(a), " and ", shape_string(b), " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Specs infer_binary(InputSpecs in, const Attributes&) {
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "lhs"));
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[1], "rhs"));
+  STATICLM_ASSIGN_OR_RETURN(Shape out, broadcast_shapes(in[0]->shape, in[1]->shape));
+  return std::vector<TensorSpec>{{DType::kF32, out}};
+}
+
+Specs infer_unary(InputSpecs in, const Attributes&) {
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
+  return std::vector<TensorSpec>{*in[0]};
+}
+
+Specs infer_gelu(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(std::string approximate, attrs.get_string_or("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh") {
+    return invalid_argument("attribute 'approximate': expected none or tanh, found '", approximate, "'");
+  }
+  return infer_unary(in, attrs);
+}
+
+Specs infer_softmax(InputSpecs in, const Attributes& attrs) {
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
+  STATICLM_RETURN_IF_ERROR(expect_at_least_rank(*in[0], "input", 1));
+  STATICLM_ASSIGN_OR_RETURN(int64_t axis, attrs.get_int_or("axis", -1));
+  STATICLM_RETURN_IF_ERROR(normalize_axis(axis, in[0]->shape.size(), "axis").status());
+  return std::vector<TensorSpec>{*in[0]};
+}
+
+Specs infer_reshape(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& x = *in[0];
+  STATICLM_ASSIGN_OR_RETURN(Shape shape, attrs.get_ints("shape"));
+  const int64_t total = num_elements(x.shape);
+  int64_t known = 1;
+  int inferred_axis = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (inferred_axis >= 0) {
+        return invalid_argument("attribute 'shape': more than one -1 in ", shape_string(shape));
+      }
+      inferred_axis = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      return invalid_argument("attribute 'shape': negative dimension in ", shape_string(shape));
+    } else {
+      auto next = checked_mul(static_cast<uint64_t>(known), static_cast<uint64_t>(shape[i]));
+      if (!next || *next > static_cast<uint64_t>(total) + 1) {
+        return invalid_argument("attribute 'shape': ", shape_string(shape), " does not match input ",
+                                shape_string(x.shape));
+      }
+      known = static_cast<int64_t>(*next);
+    }
+  }
+  if (inferred_axis >= 0) {
+    if (known == 0 || total % known != 0) {
+      return invalid_argument("attribute 'shape': cannot infer -1 in ", shape_string(shape), " for input ",
+                              shape_string(x.shape));
+    }
+    shape[static_cast<size_t>(inferred_axis)] = total / known;
+  } else if (known != total) {
+    return invalid_argument("attribute 'shape': ", shape_string(shape), " has ", known, " elements, input ",
+                            shape_string(x.shape), " has ", total);
+  }
+  return std::vector<TensorSpec>{{x.dtype, shape}};
+}
+
+Specs infer_transpose(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& x = *in[0];
+  STATICLM_ASSIGN_OR_RETURN(std::vector<int64_t> perm, attrs.get_ints("perm"));
+  if (perm.size() != x.shape.size()) {
+    return invalid_argument("attribute 'perm': ", shape_string(perm), " does not match rank ", x.shape.size());
+  }
+  std::vector<bool> used(perm.size(), false);
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(perm.size()) || used[static_cast<size_t>(perm[i])]) {
+      return invalid_argument("attribute 'perm': ", shape_string(perm), " is not a permutation");
+    }
+    used[static_cast<size_t>(perm[i])] = true;
+    out[i] = x.shape[static_cast<size_t>(perm[i])];
+  }
+  return std::vector<TensorSpec>{{x.dtype, out}};
+}
+
+Specs infer_slice(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& x = *in[0];
+  STATICLM_RETURN_IF_ERROR(expect_at_least_rank(x, "input", 1));
+  STATICLM_ASSIGN_OR_RETURN(int64_t axis_attr, attrs.get_int("axis"));
+  STATICLM_ASSIGN_OR_RETURN(size_t axis, normalize_axis(axis_attr, x.shape.size(), "axis"));
+  STATICLM_ASSIGN_OR_RETURN(int64_t start, attrs.get_int("start"));
+  STATICLM_ASSIGN_OR_RETURN(int64_t end, attrs.get_int("end"));
+  STATICLM_ASSIGN_OR_RETURN(int64_t step, attrs.get_int_or("step", 1));
+  const int64_t dim = x.shape[axis];
+  if (step <= 0) {
+    return invalid_argument("attribute 'step': expected a value > 0, found ", step);
+  }
+  if (start < 0 || end < start || end > dim) {
+    return invalid_argument("slice [", start, ", ", end, ") is outside axis ", axis, " of ", shape_string(x.shape));
+  }
+  Shape out = x.shape;
+  out[axis] = (end - start + step - 1) / step;
+  return std::vector<TensorSpec>{{x.dtype, out}};
+}
+
+Specs infer_concat(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec& first = *in[0];
+  STATICLM_RETURN_IF_ERROR(expect_at_least_rank(first, "input 0", 1));
+  STATICLM_ASSIGN_OR_RETURN(int64_t axis_attr, attrs.get_int("axis"));
+  STATICLM_ASSIGN_OR_RETURN(size_t axis, normalize_axis(axis_attr, first.shape.size(), "axis"));
+  Shape out = first.shape;
+  for (size_t i = 1; i < in.size(); ++i) {
+    const TensorSpec& other = *in[i];
+    bool compatible = other.dtype == first.dtype && other.shape.size() == first.shape.size();
+    for (size_t d = 0; compatible && d < out.size(); ++d) {
+      compatible = d == axis || other.shape[d] == first.shape[d];
+    }
+    if (!compatible) {
+      return invalid_argument("input ", i, " ", dtype_name(other.dtype), shape_string(other.shape),
+                              " cannot be concatenated with ", dtype_name(first.dtype), shape_string(first.shape),
+                              " along axis ", axis);
+    }
+    out[axis] += other.shape[axis];
+  }
+  return std::vector<TensorSpec>{{first.dtype, out}};
+}
+
+bool is_castable(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 || dtype == DType::kI32 ||
+         dtype == DType::kI64;
+}
+
+Specs infer_cast(InputSpecs in, const Attributes& attrs) {
+  STATICLM_RETURN_IF_ERROR(expect_dtype(*in[0], "input", is_castable, "f32, f16, bf16, i32 or i64"));
+  STATICLM_ASSIGN_OR_RETURN(std::string name, attrs.get_string("dtype"));
+  auto target = parse_dtype(name);
+  if (!target.ok() || !is_castable(*target)) {
+    return invalid_argument("attribute 'dtype': expected f32, f16, bf16, i32 or i64, found '", name, "'");
+  }
+  return std::vector<TensorSpec>{{*target, in[0]->shape}};
+}
+
+constexpr std::array<OpDef, 17> kOps = {{
+    {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
+    {OpKind::kLinear, "linear", 2, 3, infer_linear},
+    {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
+    {OpKind::kLayerNorm, "layer_norm", 2, 3, infer_layer_norm},
+    {OpKind::kRope, "rope", 2, 2, infer_rope},
+    {OpKind::kAttention, "attention", 4, 4, infer_attention},
+    {OpKind::kKvCacheUpdate, "kv_cache_update", 3, 3, infer_kv_cache_update},
+    {OpKind::kAdd, "add", 2, 2, infer_binary},
+    {OpKind::kMul, "mul", 2, 2, infer_binary},
+    {OpKind::kSilu, "silu", 1, 1, infer_unary},
+    {OpKind::kGelu, "gelu", 1, 1, infer_gelu},
+    {OpKind::kSoftmax, "softmax", 1, 1, infer_softmax},
+    {OpKind::kReshape, "reshape", 1, 1, infer_reshape},
+    {OpKind::kTranspose, "transpose", 1, 1, infer_transpose},
+    {OpKind::kSlice, "slice", 1, 1, infer_slice},
+    {OpKind::kConcat, "concat", 1, -1, infer_concat},
+    {OpKind::kCast, "cast", 1, 1, infer_cast},
+}};
+
+}  // namespace
+
+std::span<const OpDef> all_ops() { return kOps; }
+
+const OpDef& op_def(OpKind kind) {
+  const auto index = static_cast<size_t>(kind);
+  return index < kOps.size() ? kOps[index] : kOps[0];
+}
+
+Result<OpKind> find_op(std::string_view name) {
+  std::string known;
+  for (const OpDef& def : kOps) {
+    if (def.name == name) {
+      return def.kind;
+    }
+    known += known.empty() ? "" : ", ";
+    known += def.name;
+  }
+  return not_found("unknown op '", name, "' (known: ", known, ")");
+}
+
+Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs) {
+  const OpDef& def = op_def(kind);
+  const auto count = static_cast<int>(inputs.size());
+  if (count < def.min_inputs || (def.max_inputs >= 0 && count > def.max_inputs)) {
+    return invalid_argument(def.name, ": expected ", def.min_inputs,
+                            def.max_inputs == def.min_inputs ? "" : (def.max_inputs < 0 ? " or more" : " to "),
+                            def.max_inputs > def.min_inputs ? std::to_string(def.max_inputs) : "", " inputs, found ",
+                            count);
+  }
+  for (int i = 0; i < def.min_inputs; ++i) {
+    if (inputs[static_cast<size_t>(i)] == nullptr) {
+      return invalid_argument(def.name, ": required input ", i, " is absent");
+    }
+  }
+  if (def.max_inputs < 0) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] == nullptr) {
+        return invalid_argument(def.name, ": input ", i, " is absent");
+      }
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr && !checked_num_elements(inputs[i]->shape)) {
+      return invalid_argument(def.name, ": input ", i, " has an invalid shape ", shape_string(inputs[i]->shape));
+    }
+  }
+  auto result = def.infer(inputs, attrs);
+  if (!result.ok()) {
+    return result.status().with_context(def.name);
+  }
+  return result;
+}
+
+int in_place_input(OpKind kind, const Attributes& attrs) {
+  if (kind != OpKind::kKvCacheUpdate) {
+    return -1;
+  }
+  auto in_place = attrs.get_int_or("in_place", 1);
+  return in_place.ok() && *in_place == 1 ? 0 : -1;
+}
+
+}  // namespace staticlm

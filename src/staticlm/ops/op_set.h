@@ -1,0 +1,66 @@
+// The closed op set for decoder-only LLMs, and the single source of truth for each op's
+// signature: input arity, which input an op updates in place, and output inference.
+// The graph builder, the graph verifier and the runtime's load-time check all call
+// infer_outputs, so a program whose op instances do not type-check is refused before it runs.
+// Semantics of every op are documented in docs/ops.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/core/tensor.h"
+#include "staticlm/ops/attributes.h"
+
+namespace staticlm {
+
+// Numeric values are stable (they appear in placement reports and tests); names are what the
+// program file stores.
+enum class OpKind : uint8_t {
+  kEmbedding = 0,
+  kLinear,
+  kRmsNorm,
+  kLayerNorm,
+  kRope,
+  kAttention,
+  kKvCacheUpdate,
+  kAdd,
+  kMul,
+  kSilu,
+  kGelu,
+  kSoftmax,
+  kReshape,
+  kTranspose,
+  kSlice,
+  kConcat,
+  kCast,
+};
+
+// An op's inputs as seen by inference: nullptr marks an absent optional input.
+using InputSpecs = std::span<const TensorSpec* const>;
+
+struct OpDef {
+  OpKind kind;
+  std::string_view name;
+  int min_inputs;
+  int max_inputs;  // -1: variadic
+  Result<std::vector<TensorSpec>> (*infer)(InputSpecs inputs, const Attributes& attrs);
+};
+
+std::span<const OpDef> all_ops();
+const OpDef& op_def(OpKind kind);
+inline std::string_view op_name(OpKind kind) { return op_def(kind).name; }
+// Fails with NotFound listing the known ops.
+Result<OpKind> find_op(std::string_view name);
+
+// Checks arity, dtypes, shapes and attributes of one op instance and returns its output specs.
+// Fails with InvalidArgument naming the op and the offending input or attribute.
+Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs);
+
+// The input whose storage the op's single output shares (it updates that input in place), or
+// -1. Only kv_cache_update with in_place=1 does this.
+int in_place_input(OpKind kind, const Attributes& attrs);
+
+}  // namespace staticlm

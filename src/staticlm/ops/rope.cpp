@@ -1,0 +1,102 @@
+#include "staticlm/ops/rope.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace staticlm {
+
+std::string_view rope_scaling_name(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::kNone: return "none";
+    case RopeScaling::kLinear: return "linear";
+    case RopeScaling::kLlama3: return "llama3";
+  }
+  return "none";
+}
+
+Result<RopeParams> RopeParams::from_attributes(const Attributes& attrs, int64_t head_dim) {
+  RopeParams params;
+  STATICLM_ASSIGN_OR_RETURN(params.theta, attrs.get_float("theta"));
+  if (!(params.theta > 1.0) || !std::isfinite(params.theta)) {
+    return invalid_argument("attribute 'theta': expected a finite value > 1, found ", params.theta);
+  }
+  STATICLM_ASSIGN_OR_RETURN(params.rotary_dim, attrs.get_int_or("rotary_dim", head_dim));
+  if (params.rotary_dim <= 0 || params.rotary_dim > head_dim || params.rotary_dim % 2 != 0) {
+    return invalid_argument("attribute 'rotary_dim': expected an even value in [2, ", head_dim,
+                            "], found ", params.rotary_dim);
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::string scaling, attrs.get_string_or("scaling", "none"));
+  if (scaling == "none") {
+    params.scaling = RopeScaling::kNone;
+  } else if (scaling == "linear") {
+    params.scaling = RopeScaling::kLinear;
+  } else if (scaling == "llama3") {
+    params.scaling = RopeScaling::kLlama3;
+  } else {
+    return invalid_argument("attribute 'scaling': expected none, linear or llama3, found '", scaling, "'");
+  }
+  STATICLM_ASSIGN_OR_RETURN(params.factor, attrs.get_float_or("factor", 1.0));
+  STATICLM_ASSIGN_OR_RETURN(params.low_freq_factor, attrs.get_float_or("low_freq_factor", 1.0));
+  STATICLM_ASSIGN_OR_RETURN(params.high_freq_factor, attrs.get_float_or("high_freq_factor", 4.0));
+  STATICLM_ASSIGN_OR_RETURN(params.original_max_position, attrs.get_int_or("original_max_position", 8192));
+  if (params.scaling != RopeScaling::kNone && !(params.factor > 0.0)) {
+    return invalid_argument("attribute 'factor': expected a value > 0, found ", params.factor);
+  }
+  if (params.scaling == RopeScaling::kLlama3) {
+    if (!(params.high_freq_factor > params.low_freq_factor) || !(params.low_freq_factor > 0.0)) {
+      return invalid_argument("llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor, found ",
+                              params.low_freq_factor, " and ", params.high_freq_factor);
+    }
+    if (params.original_max_position <= 0) {
+      return invalid_argument("attribute 'original_max_position': expected a value > 0, found ",
+                              params.original_max_position);
+    }
+  }
+  return params;
+}
+
+void RopeParams::to_attributes(Attributes& attrs) const {
+  attrs.set("theta", theta);
+  attrs.set("rotary_dim", rotary_dim);
+  attrs.set("scaling", std::string(rope_scaling_name(scaling)));
+  if (scaling != RopeScaling::kNone) {
+    attrs.set("factor", factor);
+  }
+  if (scaling == RopeScaling::kLlama3) {
+    attrs.set("low_freq_factor", low_freq_factor);
+    attrs.set("high_freq_factor", high_freq_factor);
+    attrs.set("original_max_position", original_max_position);
+  }
+}
+
+std::vector<double> RopeParams::inverse_frequencies() const {
+  const int64_t half = rotary_dim / 2;
+  std::vector<double> inv_freq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    inv_freq[static_cast<size_t>(i)] =
+        1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(rotary_dim));
+  }
+  if (scaling == RopeScaling::kLinear) {
+    for (double& f : inv_freq) {
+      f /= factor;
+    }
+  } else if (scaling == RopeScaling::kLlama3) {
+    // transformers' _compute_llama3_parameters: long wavelengths are slowed by `factor`,
+    // short ones kept, and the band between is interpolated smoothly.
+    const double low_freq_wavelen = static_cast<double>(original_max_position) / low_freq_factor;
+    const double high_freq_wavelen = static_cast<double>(original_max_position) / high_freq_factor;
+    for (double& f : inv_freq) {
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      if (wavelen > low_freq_wavelen) {
+        f /= factor;
+      } else if (wavelen >= high_freq_wavelen) {
+        const double smooth = (static_cast<double>(original_max_position) / wavelen - low_freq_factor) /
+                              (high_freq_factor - low_freq_factor);
+        f = (1.0 - smooth) * f / factor + smooth * f;
+      }
+    }
+  }
+  return inv_freq;
+}
+
+}  // namespace staticlm
