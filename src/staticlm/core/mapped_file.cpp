@@ -73,12 +73,20 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
 }
 
 Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    struct stat info {};
-    if (stat(path.c_str(), &info) != 0) {
+  // Checked before opening: an ifstream opens a directory fine and then reads it as empty.
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    int err = errno;
+    if (err == ENOENT) {
       return not_found("'", path, "': no such file");
     }
+    return unavailable("'", path, "': cannot stat: ", std::strerror(err));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return invalid_argument("'", path, "' is not a regular file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
     return unavailable("'", path, "': cannot open for reading");
   }
   std::ostringstream contents;

@@ -3,6 +3,14 @@
 #include <algorithm>
 
 namespace staticlm {
+namespace {
+
+// (a + b - 1) / b overflows for a near INT64_MAX; this does not. Requires a >= 0, b > 0.
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a / b + (a % b != 0 ? 1 : 0);
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) {
@@ -30,7 +38,8 @@ void ThreadPool::run_chunks(std::unique_lock<std::mutex>& lock) {
     const int64_t chunk = next_chunk_++;
     const auto* body = body_;
     const int64_t begin = chunk * chunk_;
-    const int64_t end = std::min(count_, begin + chunk_);
+    // Written so that no intermediate exceeds count_, which may be close to INT64_MAX.
+    const int64_t end = begin + std::min(chunk_, count_ - begin);
     lock.unlock();
     (*body)(begin, end);
     lock.lock();
@@ -67,11 +76,11 @@ void ThreadPool::parallel_for(int64_t count, int64_t min_chunk,
   std::lock_guard<std::mutex> call_lock(call_mutex_);
   std::unique_lock<std::mutex> lock(mutex_);
   // A few chunks per thread balance uneven work without much scheduling overhead.
-  int64_t chunk = std::max(min_chunk, (count + threads * 4 - 1) / (threads * 4));
+  int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));
   body_ = &body;
   count_ = count;
   chunk_ = chunk;
-  num_chunks_ = (count + chunk - 1) / chunk;
+  num_chunks_ = ceil_div(count, chunk);
   next_chunk_ = 0;
   chunks_finished_ = 0;
   ++generation_;

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "staticlm/core/byte_source.h"
 #include "staticlm/core/result.h"
 #include "staticlm/core/tensor.h"
-#include "staticlm/core/byte_source.h"
 #include "staticlm/ops/attributes.h"
 #include "staticlm/ops/op_set.h"
 
@@ -37,8 +37,7 @@ struct ConstantEntry {
 class ConstantTable {
  public:
   // Fails with InvalidArgument when the source's byte size does not match dtype x shape.
-  Result<ConstantId> add(std::string_view requested_name, DType dtype, Shape shape,
-                         std::shared_ptr<ByteSource> source);
+  Result<ConstantId> add(std::string_view requested_name, DType dtype, Shape shape, std::shared_ptr<ByteSource> source);
   const ConstantEntry& at(ConstantId id) const { return entries_[static_cast<size_t>(id)]; }
   size_t size() const { return entries_.size(); }
   std::span<const ConstantEntry> entries() const { return entries_; }
@@ -50,6 +49,7 @@ class ConstantTable {
   std::map<std::string, ConstantId, std::less<>> by_name_;
 };
 
+// Maps every character outside [A-Za-z0-9_.] to '_'; an empty name becomes "constant".
 std::string sanitize_constant_name(std::string_view name);
 
 enum class ValueKind : uint8_t { kInput, kConstant, kNodeOutput };
@@ -70,6 +70,10 @@ struct GraphNode {
   Attributes attributes;
   std::string name;  // optional, for reports
 };
+
+// "node 3 (op 'add')", or "node 3 (op 'add', name 'layers.0.mlp')" for a named node: how
+// the builder, the verifier and the planner name a node in their messages.
+std::string describe_node(size_t index, OpKind op, std::string_view name);
 
 struct GraphInput {
   std::string name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <string>
 
 #include "staticlm/core/checked_math.h"
@@ -228,7 +229,11 @@ Specs infer_reshape(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& x = *in[0];
   STATICLM_ASSIGN_OR_RETURN(Shape shape, attrs.get_ints("shape"));
   const int64_t total = num_elements(x.shape);
-  int64_t known = 1;
+  // The product of the non-zero dimensions may overflow while a zero dimension still makes
+  // the shape valid (an empty tensor), so overflow only matters when there is no zero.
+  uint64_t nonzero_product = 1;
+  bool overflowed = false;
+  bool has_zero = false;
   int inferred_axis = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -238,15 +243,19 @@ Specs infer_reshape(InputSpecs in, const Attributes& attrs) {
       inferred_axis = static_cast<int>(i);
     } else if (shape[i] < 0) {
       return invalid_argument("attribute 'shape': negative dimension in ", shape_string(shape));
+    } else if (shape[i] == 0) {
+      has_zero = true;
+    } else if (auto next = checked_mul(nonzero_product, static_cast<uint64_t>(shape[i]))) {
+      nonzero_product = *next;
     } else {
-      auto next = checked_mul(static_cast<uint64_t>(known), static_cast<uint64_t>(shape[i]));
-      if (!next || *next > static_cast<uint64_t>(total) + 1) {
-        return invalid_argument("attribute 'shape': ", shape_string(shape), " does not match input ",
-                                shape_string(x.shape));
-      }
-      known = static_cast<int64_t>(*next);
+      overflowed = true;
     }
   }
+  if (!has_zero && (overflowed || nonzero_product > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
+    return invalid_argument("attribute 'shape': ", shape_string(shape), " does not match input ",
+                            shape_string(x.shape));
+  }
+  const int64_t known = has_zero ? 0 : static_cast<int64_t>(nonzero_product);
   if (inferred_axis >= 0) {
     if (known == 0 || total % known != 0) {
       return invalid_argument("attribute 'shape': cannot infer -1 in ", shape_string(shape), " for input ",
@@ -294,7 +303,8 @@ Specs infer_slice(InputSpecs in, const Attributes& attrs) {
     return invalid_argument("slice [", start, ", ", end, ") is outside axis ", axis, " of ", shape_string(x.shape));
   }
   Shape out = x.shape;
-  out[axis] = (end - start + step - 1) / step;
+  // Written so that a huge step cannot overflow.
+  out[axis] = end == start ? 0 : (end - start - 1) / step + 1;
   return std::vector<TensorSpec>{{x.dtype, out}};
 }
 
@@ -315,7 +325,9 @@ Specs infer_concat(InputSpecs in, const Attributes& attrs) {
                               " cannot be concatenated with ", dtype_name(first.dtype), shape_string(first.shape),
                               " along axis ", axis);
     }
-    out[axis] += other.shape[axis];
+    if (__builtin_add_overflow(out[axis], other.shape[axis], &out[axis])) {
+      return invalid_argument("input ", i, ": the concatenated axis ", axis, " overflows 64 bits");
+    }
   }
   return std::vector<TensorSpec>{{first.dtype, out}};
 }

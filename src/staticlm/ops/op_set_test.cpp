@@ -1,1 +1,335 @@
-// placeholder: to be written
+#include "staticlm/ops/op_set.h"
+
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace staticlm {
+namespace {
+
+TensorSpec f32(Shape shape) {
+  return {DType::kF32, std::move(shape)};
+}
+TensorSpec typed(DType dtype, Shape shape) {
+  return {dtype, std::move(shape)};
+}
+
+// Runs inference on `inputs` (std::nullopt = an absent optional input) and returns the only output.
+Result<TensorSpec> infer(OpKind op, const std::vector<std::optional<TensorSpec>>& inputs,
+                         const Attributes& attrs = {}) {
+  std::vector<const TensorSpec*> pointers;
+  for (const auto& input : inputs) {
+    pointers.push_back(input ? &*input : nullptr);
+  }
+  auto outputs = infer_outputs(op, pointers, attrs);
+  if (!outputs.ok()) {
+    return outputs.status();
+  }
+  if (outputs->size() != 1) {
+    return internal_error("expected one output, found ", outputs->size());
+  }
+  return (*outputs)[0];
+}
+
+void expect_spec(const Result<TensorSpec>& result, const TensorSpec& expected) {
+  ASSERT_TRUE(result.ok()) << result.status().to_string();
+  EXPECT_EQ(dtype_name(result->dtype), dtype_name(expected.dtype));
+  EXPECT_EQ(shape_string(result->shape), shape_string(expected.shape));
+}
+
+void expect_refused(const Result<TensorSpec>& result, std::string_view expected_piece) {
+  ASSERT_FALSE(result.ok()) << "accepted, giving " << shape_string(result->shape);
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find(expected_piece), std::string::npos)
+      << "'" << expected_piece << "' not in: " << result.status().message();
+}
+
+Attributes ints(std::string name, std::vector<int64_t> values) {
+  return Attributes{{std::move(name), values}};
+}
+
+TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
+  std::set<std::string_view> names;
+  ASSERT_EQ(all_ops().size(), 17u);
+  for (size_t i = 0; i < all_ops().size(); ++i) {
+    const OpDef& def = all_ops()[i];
+    EXPECT_EQ(static_cast<size_t>(def.kind), i);
+    EXPECT_TRUE(names.insert(def.name).second) << def.name;
+    auto found = find_op(def.name);
+    ASSERT_TRUE(found.ok());
+    EXPECT_EQ(*found, def.kind);
+    EXPECT_EQ(op_name(def.kind), def.name);
+  }
+  EXPECT_EQ(op_name(OpKind::kKvCacheUpdate), "kv_cache_update");
+  EXPECT_EQ(op_name(OpKind::kCast), "cast");
+}
+
+TEST(OpSetTest, FindOpListsTheKnownOps) {
+  auto missing = find_op("matmul");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("concat, cast)"), std::string::npos);
+}
+
+TEST(OpSetTest, ChecksArity) {
+  expect_refused(infer(OpKind::kAdd, {f32({2})}), "add: expected 2 inputs, found 1");
+  expect_refused(infer(OpKind::kLinear, {f32({2}), f32({2, 2}), f32({2}), f32({2})}),
+                 "linear: expected 2 to 3 inputs, found 4");
+  expect_refused(infer(OpKind::kConcat, {}, Attributes{{"axis", int64_t{0}}}),
+                 "concat: expected 1 or more inputs, found 0");
+  expect_refused(infer(OpKind::kRmsNorm, {f32({2}), std::nullopt}), "rms_norm: required input 1 is absent");
+  expect_refused(infer(OpKind::kConcat, {f32({2}), std::nullopt}, Attributes{{"axis", int64_t{0}}}),
+                 "concat: input 1 is absent");
+  expect_refused(infer(OpKind::kSilu, {f32({2, -3})}), "silu: input 0 has an invalid shape [2,-3]");
+}
+
+TEST(OpSetTest, Embedding) {
+  expect_spec(infer(OpKind::kEmbedding, {typed(DType::kF16, {100, 8}), typed(DType::kI32, {2, 5})}), f32({2, 5, 8}));
+  expect_spec(infer(OpKind::kEmbedding, {typed(DType::kBF16, {10, 3}), typed(DType::kI64, {})}), f32({3}));
+  expect_refused(infer(OpKind::kEmbedding, {f32({100, 8}), f32({2})}),
+                 "embedding: ids: expected dtype i32 or i64, found f32");
+  expect_refused(infer(OpKind::kEmbedding, {f32({100, 8, 2}), typed(DType::kI32, {2})}),
+                 "table: expected rank 2, found shape [100,8,2]");
+  expect_refused(infer(OpKind::kEmbedding, {typed(DType::kI8, {100, 8}), typed(DType::kI32, {2})}),
+                 "table: expected dtype f32, f16 or bf16, found i8");
+}
+
+TEST(OpSetTest, Linear) {
+  expect_spec(infer(OpKind::kLinear, {f32({2, 3, 4}), typed(DType::kF16, {5, 4})}), f32({2, 3, 5}));
+  expect_spec(infer(OpKind::kLinear, {f32({4}), f32({5, 4}), f32({5})}), f32({5}));
+  expect_spec(infer(OpKind::kLinear, {f32({1, 4}), f32({5, 4}), std::nullopt}), f32({1, 5}));
+  expect_refused(infer(OpKind::kLinear, {f32({2, 4}), f32({5, 3})}),
+                 "linear: weight: expected [out, 4] to match input [2,4], found [5,3]");
+  expect_refused(infer(OpKind::kLinear, {f32({2, 4}), f32({5, 4}), f32({4})}),
+                 "bias: expected dimension 0 to be 5, found shape [4]");
+  expect_refused(infer(OpKind::kLinear, {typed(DType::kF16, {2, 4}), f32({5, 4})}),
+                 "input: expected dtype f32, found f16");
+  expect_refused(infer(OpKind::kLinear, {f32({}), f32({5, 4})}), "input: expected rank >= 1, found shape []");
+}
+
+TEST(OpSetTest, RmsNormAndLayerNorm) {
+  expect_spec(infer(OpKind::kRmsNorm, {f32({2, 8}), typed(DType::kBF16, {8})}), f32({2, 8}));
+  expect_spec(infer(OpKind::kRmsNorm, {f32({2, 8}), f32({8})}, Attributes{{"eps", 1e-5}}), f32({2, 8}));
+  expect_refused(infer(OpKind::kRmsNorm, {f32({2, 8}), f32({7})}),
+                 "rms_norm: weight: expected dimension 0 to be 8, found shape [7]");
+  expect_refused(infer(OpKind::kRmsNorm, {f32({2, 8}), f32({8})}, Attributes{{"eps", -1.0}}),
+                 "attribute 'eps': expected a value >= 0, found -1");
+  expect_refused(infer(OpKind::kRmsNorm, {f32({2, 8}), f32({8})}, Attributes{{"eps", std::string("small")}}),
+                 "attribute 'eps': expected float, found string");
+
+  expect_spec(infer(OpKind::kLayerNorm, {f32({3, 1, 6}), f32({6}), f32({6})}), f32({3, 1, 6}));
+  expect_spec(infer(OpKind::kLayerNorm, {f32({3, 6}), f32({6}), std::nullopt}), f32({3, 6}));
+  expect_refused(infer(OpKind::kLayerNorm, {f32({3, 6}), f32({6}), f32({6, 1})}),
+                 "layer_norm: bias: expected rank 1, found shape [6,1]");
+}
+
+TEST(OpSetTest, Rope) {
+  const Attributes attrs{{"theta", 10000.0}};
+  const TensorSpec positions = typed(DType::kI64, {3});
+  expect_spec(infer(OpKind::kRope, {f32({1, 3, 2, 8}), positions}, attrs), f32({1, 3, 2, 8}));
+  expect_spec(
+      infer(OpKind::kRope, {f32({1, 3, 2, 8}), positions}, Attributes{{"theta", 1e4}, {"rotary_dim", int64_t{4}}}),
+      f32({1, 3, 2, 8}));
+  expect_refused(infer(OpKind::kRope, {f32({1, 3, 2, 8}), typed(DType::kI64, {4})}, attrs),
+                 "rope: positions: expected dimension 0 to be 3, found shape [4]");
+  expect_refused(infer(OpKind::kRope, {f32({3, 2, 8}), positions}, attrs),
+                 "input [batch, seq, heads, head_dim]: expected rank 4");
+  expect_refused(infer(OpKind::kRope, {f32({1, 3, 2, 8}), positions}), "rope: missing attribute 'theta'");
+  expect_refused(
+      infer(OpKind::kRope, {f32({1, 3, 2, 8}), positions}, Attributes{{"theta", 1e4}, {"rotary_dim", int64_t{10}}}),
+      "attribute 'rotary_dim': expected an even value in [2, 8], found 10");
+}
+
+TEST(OpSetTest, Attention) {
+  const TensorSpec cache = f32({1, 2, 16, 8});
+  const TensorSpec positions = typed(DType::kI32, {3});
+  expect_spec(infer(OpKind::kAttention, {f32({1, 3, 4, 8}), cache, cache, positions}), f32({1, 3, 4, 8}));
+  const TensorSpec half_cache = typed(DType::kF16, {1, 2, 16, 8});
+  expect_spec(
+      infer(OpKind::kAttention, {f32({1, 3, 4, 8}), half_cache, half_cache, positions}, Attributes{{"scale", 0.125}}),
+      f32({1, 3, 4, 8}));
+  expect_refused(infer(OpKind::kAttention, {f32({1, 3, 3, 8}), cache, cache, positions}),
+                 "query heads (3) must be a multiple of kv heads (2)");
+  expect_refused(infer(OpKind::kAttention, {f32({1, 3, 4, 8}), cache, half_cache, positions}),
+                 "value cache: expected the key cache's f32[1,2,16,8], found f16[1,2,16,8]");
+  expect_refused(infer(OpKind::kAttention, {f32({1, 3, 4, 4}), cache, cache, positions}),
+                 "does not match query [1,3,4,4] in batch or head_dim");
+  expect_refused(infer(OpKind::kAttention, {f32({1, 3, 4, 8}), cache, cache, positions}, Attributes{{"scale", 0.0}}),
+                 "attribute 'scale': expected a value > 0, found 0");
+  expect_refused(infer(OpKind::kAttention, {f32({1, 3, 4, 8}), cache, cache, typed(DType::kF32, {3})}),
+                 "positions: expected dtype i32 or i64, found f32");
+}
+
+TEST(OpSetTest, KvCacheUpdate) {
+  const TensorSpec cache = typed(DType::kF16, {1, 2, 16, 8});
+  const TensorSpec positions = typed(DType::kI64, {3});
+  expect_spec(infer(OpKind::kKvCacheUpdate, {cache, f32({1, 3, 2, 8}), positions}), cache);
+  expect_spec(
+      infer(OpKind::kKvCacheUpdate, {cache, f32({1, 3, 2, 8}), positions}, Attributes{{"in_place", int64_t{0}}}),
+      cache);
+  expect_refused(infer(OpKind::kKvCacheUpdate, {cache, f32({1, 3, 4, 8}), positions}),
+                 "kv_cache_update: rows [1,3,4,8] do not match cache [1,2,16,8]");
+  expect_refused(
+      infer(OpKind::kKvCacheUpdate, {cache, f32({1, 3, 2, 8}), positions}, Attributes{{"in_place", int64_t{2}}}),
+      "attribute 'in_place': expected 0 or 1, found 2");
+  expect_refused(infer(OpKind::kKvCacheUpdate, {typed(DType::kBF16, {1, 2, 16, 8}), f32({1, 3, 2, 8}), positions}),
+                 "cache: expected dtype f32 or f16, found bf16");
+}
+
+TEST(OpSetTest, InPlaceInput) {
+  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, {}), 0);
+  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{1}}}), 0);
+  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{0}}}), -1);
+  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", 1.0}}), -1);
+  for (const OpDef& def : all_ops()) {
+    if (def.kind != OpKind::kKvCacheUpdate) {
+      EXPECT_EQ(in_place_input(def.kind, {}), -1) << def.name;
+    }
+  }
+}
+
+TEST(OpSetTest, BinaryOpsBroadcastLikeNumPy) {
+  struct Case {
+    Shape a;
+    Shape b;
+    Shape out;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3}, {2, 3}, {2, 3}},
+      {{2, 3}, {3}, {2, 3}},
+      {{2, 1, 4}, {3, 1}, {2, 3, 4}},
+      {{}, {2, 3}, {2, 3}},
+      {{1}, {5}, {5}},
+      {{0, 1}, {1, 5}, {0, 5}},
+      {{4, 1, 1}, {1, 6, 1}, {4, 6, 1}},
+      {{1, 1}, {1, 1, 1}, {1, 1, 1}},
+  };
+  for (const Case& c : cases) {
+    for (OpKind op : {OpKind::kAdd, OpKind::kMul}) {
+      SCOPED_TRACE(std::string(op_name(op)) + " " + shape_string(c.a) + " " + shape_string(c.b));
+      expect_spec(infer(op, {f32(c.a), f32(c.b)}), f32(c.out));
+      expect_spec(infer(op, {f32(c.b), f32(c.a)}), f32(c.out));
+    }
+  }
+  expect_refused(infer(OpKind::kAdd, {f32({2, 3}), f32({4})}), "add: shapes [2,3] and [4] do not broadcast");
+  expect_refused(infer(OpKind::kMul, {f32({2, 3}), f32({3, 3})}), "mul: shapes [2,3] and [3,3] do not broadcast");
+  expect_refused(infer(OpKind::kMul, {f32({0}), f32({2})}), "shapes [0] and [2] do not broadcast");
+  expect_refused(infer(OpKind::kAdd, {f32({2}), typed(DType::kF16, {2})}), "add: rhs: expected dtype f32, found f16");
+}
+
+TEST(OpSetTest, UnaryOps) {
+  expect_spec(infer(OpKind::kSilu, {f32({2, 7})}), f32({2, 7}));
+  expect_refused(infer(OpKind::kSilu, {typed(DType::kI32, {2})}), "silu: input: expected dtype f32, found i32");
+  expect_spec(infer(OpKind::kGelu, {f32({3})}), f32({3}));
+  expect_spec(infer(OpKind::kGelu, {f32({3})}, Attributes{{"approximate", std::string("tanh")}}), f32({3}));
+  expect_refused(infer(OpKind::kGelu, {f32({3})}, Attributes{{"approximate", std::string("fast")}}),
+                 "gelu: attribute 'approximate': expected none or tanh, found 'fast'");
+  expect_spec(infer(OpKind::kSoftmax, {f32({2, 5})}), f32({2, 5}));
+  expect_spec(infer(OpKind::kSoftmax, {f32({2, 5})}, Attributes{{"axis", int64_t{-2}}}), f32({2, 5}));
+  expect_refused(infer(OpKind::kSoftmax, {f32({2, 5})}, Attributes{{"axis", int64_t{2}}}),
+                 "softmax: attribute 'axis': axis 2 is out of range for rank 2");
+  expect_refused(infer(OpKind::kSoftmax, {f32({})}), "softmax: input: expected rank >= 1, found shape []");
+}
+
+TEST(OpSetTest, Reshape) {
+  const TensorSpec x = f32({2, 3, 4});
+  expect_spec(infer(OpKind::kReshape, {x}, ints("shape", {4, -1})), f32({4, 6}));
+  expect_spec(infer(OpKind::kReshape, {x}, ints("shape", {-1})), f32({24}));
+  expect_spec(infer(OpKind::kReshape, {x}, ints("shape", {6, -1, 2})), f32({6, 2, 2}));
+  expect_spec(infer(OpKind::kReshape, {x}, ints("shape", {1, 24, 1})), f32({1, 24, 1}));
+  expect_spec(infer(OpKind::kReshape, {typed(DType::kI64, {6})}, ints("shape", {2, 3})), typed(DType::kI64, {2, 3}));
+  expect_spec(infer(OpKind::kReshape, {f32({1})}, ints("shape", {})), f32({}));
+  // Empty tensors: a zero dimension makes the element count 0 however large the others are.
+  expect_spec(infer(OpKind::kReshape, {f32({0, 4})}, ints("shape", {5, 0})), f32({5, 0}));
+  expect_spec(infer(OpKind::kReshape, {f32({0, 4})}, ints("shape", {3, -1})), f32({3, 0}));
+  expect_spec(infer(OpKind::kReshape, {f32({0, 4})}, ints("shape", {int64_t{1} << 40, int64_t{1} << 40, 0})),
+              f32({int64_t{1} << 40, int64_t{1} << 40, 0}));
+
+  expect_refused(infer(OpKind::kReshape, {x}, ints("shape", {-1, -1})),
+                 "attribute 'shape': more than one -1 in [-1,-1]");
+  expect_refused(infer(OpKind::kReshape, {x}, ints("shape", {-2, 12})), "negative dimension in [-2,12]");
+  expect_refused(infer(OpKind::kReshape, {x}, ints("shape", {5, -1})), "cannot infer -1 in [5,-1] for input [2,3,4]");
+  expect_refused(infer(OpKind::kReshape, {f32({0, 4})}, ints("shape", {0, -1})), "cannot infer -1 in [0,-1]");
+  expect_refused(infer(OpKind::kReshape, {x}, ints("shape", {5, 5})), "[5,5] has 25 elements, input [2,3,4] has 24");
+  expect_refused(infer(OpKind::kReshape, {x}, ints("shape", {int64_t{1} << 40, int64_t{1} << 40})),
+                 "does not match input [2,3,4]");
+  expect_refused(infer(OpKind::kReshape, {x}), "reshape: missing attribute 'shape'");
+}
+
+TEST(OpSetTest, Transpose) {
+  expect_spec(infer(OpKind::kTranspose, {f32({2, 3, 4})}, ints("perm", {2, 0, 1})), f32({4, 2, 3}));
+  expect_spec(infer(OpKind::kTranspose, {typed(DType::kF16, {5, 7})}, ints("perm", {1, 0})),
+              typed(DType::kF16, {7, 5}));
+  expect_refused(infer(OpKind::kTranspose, {f32({2, 3, 4})}, ints("perm", {0, 0, 1})),
+                 "attribute 'perm': [0,0,1] is not a permutation");
+  expect_refused(infer(OpKind::kTranspose, {f32({2, 3, 4})}, ints("perm", {0, 3, 1})), "is not a permutation");
+  expect_refused(infer(OpKind::kTranspose, {f32({2, 3, 4})}, ints("perm", {1, 0})),
+                 "attribute 'perm': [1,0] does not match rank 3");
+}
+
+Attributes slice_attrs(int64_t axis, int64_t start, int64_t end, std::optional<int64_t> step = std::nullopt) {
+  Attributes attrs{{"axis", axis}, {"start", start}, {"end", end}};
+  if (step) {
+    attrs.set("step", *step);
+  }
+  return attrs;
+}
+
+TEST(OpSetTest, Slice) {
+  const TensorSpec x = f32({4, 10});
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(1, 2, 9)), f32({4, 7}));
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(1, 2, 9, 3)), f32({4, 3}));  // 2, 5, 8
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(1, 2, 8, 3)), f32({4, 2}));  // 2, 5
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(-1, 0, 10)), f32({4, 10}));
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(0, 4, 4)), f32({0, 10}));
+  expect_spec(infer(OpKind::kSlice, {x}, slice_attrs(1, 0, 10, std::numeric_limits<int64_t>::max())), f32({4, 1}));
+  expect_spec(infer(OpKind::kSlice, {typed(DType::kI32, {6})}, slice_attrs(0, 1, 3)), typed(DType::kI32, {2}));
+
+  expect_refused(infer(OpKind::kSlice, {x}, slice_attrs(1, 2, 11)), "slice [2, 11) is outside axis 1 of [4,10]");
+  expect_refused(infer(OpKind::kSlice, {x}, slice_attrs(1, 5, 4)), "slice [5, 4) is outside axis 1");
+  expect_refused(infer(OpKind::kSlice, {x}, slice_attrs(0, -1, 2)), "slice [-1, 2) is outside axis 0");
+  expect_refused(infer(OpKind::kSlice, {x}, slice_attrs(0, 0, 2, 0)),
+                 "attribute 'step': expected a value > 0, found 0");
+  expect_refused(infer(OpKind::kSlice, {x}, slice_attrs(2, 0, 1)),
+                 "attribute 'axis': axis 2 is out of range for rank 2");
+  expect_refused(infer(OpKind::kSlice, {x}, Attributes{{"axis", int64_t{0}}, {"end", int64_t{1}}}),
+                 "missing attribute 'start'");
+}
+
+TEST(OpSetTest, Concat) {
+  const Attributes last{{"axis", int64_t{-1}}};
+  expect_spec(infer(OpKind::kConcat, {f32({2, 3}), f32({2, 5})}, Attributes{{"axis", int64_t{1}}}), f32({2, 8}));
+  expect_spec(infer(OpKind::kConcat, {f32({2, 3}), f32({2, 5}), f32({2, 1})}, last), f32({2, 9}));
+  expect_spec(infer(OpKind::kConcat, {typed(DType::kI64, {4})}, Attributes{{"axis", int64_t{0}}}),
+              typed(DType::kI64, {4}));
+  expect_refused(infer(OpKind::kConcat, {f32({2, 3}), f32({3, 5})}, last),
+                 "concat: input 1 f32[3,5] cannot be concatenated with f32[2,3] along axis 1");
+  expect_refused(infer(OpKind::kConcat, {f32({2, 3}), typed(DType::kF16, {2, 3})}, last),
+                 "input 1 f16[2,3] cannot be concatenated with f32[2,3]");
+  expect_refused(infer(OpKind::kConcat, {f32({2, 3}), f32({2, 3, 1})}, last), "input 1 f32[2,3,1] cannot be");
+  const int64_t big = int64_t{1} << 62;
+  expect_refused(infer(OpKind::kConcat, {typed(DType::kU8, {big}), typed(DType::kU8, {big})}, last),
+                 "input 1: the concatenated axis 0 overflows 64 bits");
+  expect_refused(infer(OpKind::kConcat, {f32({2})}), "concat: missing attribute 'axis'");
+}
+
+TEST(OpSetTest, Cast) {
+  expect_spec(infer(OpKind::kCast, {f32({2, 3})}, Attributes{{"dtype", std::string("f16")}}),
+              typed(DType::kF16, {2, 3}));
+  expect_spec(infer(OpKind::kCast, {typed(DType::kBF16, {4})}, Attributes{{"dtype", std::string("i64")}}),
+              typed(DType::kI64, {4}));
+  expect_refused(infer(OpKind::kCast, {f32({2})}, Attributes{{"dtype", std::string("q8_0")}}),
+                 "cast: attribute 'dtype': expected f32, f16, bf16, i32 or i64, found 'q8_0'");
+  expect_refused(infer(OpKind::kCast, {f32({2})}, Attributes{{"dtype", std::string("float")}}), "found 'float'");
+  expect_refused(infer(OpKind::kCast, {typed(DType::kBool, {2})}, Attributes{{"dtype", std::string("f32")}}),
+                 "input: expected dtype f32, f16, bf16, i32 or i64, found bool");
+}
+
+}  // namespace
+}  // namespace staticlm

@@ -1,0 +1,1 @@
+"""Helpers for scripts/make_fixtures.py: checkpoint writing, the tokenizer, the reference model."""

@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""Writes tests/fixtures/<family>/: tiny random Hugging Face checkpoints plus reference logits.
+
+Run with Debian's python3 (torch 1.13, numpy):  /usr/bin/python3 scripts/make_fixtures.py
+The output is byte-for-byte deterministic. See tests/fixtures/README.md for what is written.
+"""
+
+import hashlib
+import json
+import pathlib
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from fixturegen import checkpoint, reference_model, self_checks, tokenizer  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+PROMPT_LEN = 20
+GREEDY_STEPS = 16
+MIN_GREEDY_MARGIN = 0.02  # reseed a family whose greedy top-2 logits are closer than this
+MIN_GREEDY_DISTINCT = 6  # reseed a family whose greedy continuation is (nearly) one repeated token
+SIZE_BUDGET_BYTES = 1_600_000
+TRANSFORMERS_VERSION = "4.51.3"
+# o_proj / down_proj write into the residual stream this much louder than their input, so the
+# stream outgrows the (0.3-std) token embedding; with tied embeddings a weaker stream makes the
+# model predict its input token again and the greedy runs collapse into one repeated token.
+RESIDUAL_GAIN = 3.0
+
+VOCAB_SIZE = 320
+BOS, EOS, IM_START, IM_END = 316, 317, 318, 319  # the special tokens, in tokenizer.SPECIAL_TOKENS order
+
+COMMON = {
+    "attention_dropout": 0.0,
+    "bos_token_id": BOS,
+    "hidden_act": "silu",
+    "hidden_size": 64,
+    "initializer_range": 0.02,
+    "intermediate_size": 128,
+    "max_position_embeddings": 512,
+    "num_attention_heads": 4,
+    "num_hidden_layers": 2,
+    "num_key_value_heads": 2,
+    "torch_dtype": "bfloat16",
+    "transformers_version": TRANSFORMERS_VERSION,
+    "use_cache": True,
+    "vocab_size": VOCAB_SIZE,
+}
+
+LLAMA_KEYS = {"attention_bias": False, "head_dim": 16, "mlp_bias": False, "model_type": "llama", "pretraining_tp": 1}
+QWEN_KEYS = {"max_window_layers": 2, "rope_scaling": None, "rms_norm_eps": 1e-06, "use_sliding_window": False}
+
+# Each family: config.json fields beyond COMMON, generation_config.json, tokenizer_config.json
+# choices and the base seed of its weights and prompt.
+FAMILIES = {
+    "llama": {
+        "seed": 1001,
+        "config": {
+            **LLAMA_KEYS,
+            "architectures": ["LlamaForCausalLM"],
+            "eos_token_id": EOS,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {"factor": 2.0, "type": "linear"},
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+        },
+        "generation": {"do_sample": True, "eos_token_id": EOS, "temperature": 0.6, "top_p": 0.9},
+        "tokenizer": ("<|begin_of_text|>", "<|end_of_text|>", None, "LlamaTokenizerFast"),
+    },
+    "llama3": {
+        "seed": 1002,
+        "config": {
+            **LLAMA_KEYS,
+            "architectures": ["LlamaForCausalLM"],
+            "eos_token_id": [EOS, IM_END],
+            "rms_norm_eps": 1e-05,
+            # original_max_position_embeddings is small so that positions under 50 already see
+            # all three llama3 bands (kept, smoothed, divided by factor).
+            "rope_scaling": {
+                "factor": 8.0,
+                "high_freq_factor": 4.0,
+                "low_freq_factor": 1.0,
+                "original_max_position_embeddings": 64,
+                "rope_type": "llama3",
+            },
+            "rope_theta": 500000.0,
+            "tie_word_embeddings": True,
+        },
+        "generation": {"do_sample": True, "eos_token_id": [EOS, IM_END], "temperature": 0.6, "top_p": 0.9},
+        "tokenizer": ("<|begin_of_text|>", "<|end_of_text|>", None, "PreTrainedTokenizerFast"),
+    },
+    "qwen2": {
+        "seed": 1003,
+        "config": {
+            **QWEN_KEYS,
+            "architectures": ["Qwen2ForCausalLM"],
+            "eos_token_id": IM_END,
+            "model_type": "qwen2",
+            "rope_theta": 1000000.0,
+            "sliding_window": 4096,  # inert: use_sliding_window is false (as in Qwen2.5 configs)
+            "tie_word_embeddings": True,
+        },
+        "generation": {
+            "do_sample": True,
+            "eos_token_id": [IM_END, EOS],
+            "pad_token_id": EOS,
+            "repetition_penalty": 1.05,
+            "temperature": 0.7,
+            "top_k": 20,
+            "top_p": 0.8,
+        },
+        "tokenizer": (None, "<|im_end|>", "<|end_of_text|>", "Qwen2Tokenizer"),
+    },
+    "mistral": {
+        "seed": 1004,
+        "config": {
+            "architectures": ["MistralForCausalLM"],
+            "eos_token_id": EOS,
+            "head_dim": 16,
+            "model_type": "mistral",
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+        },
+        "generation": {"eos_token_id": EOS},
+        "tokenizer": ("<|begin_of_text|>", "<|end_of_text|>", None, "LlamaTokenizerFast"),
+    },
+    "qwen3": {
+        "seed": 1005,
+        "config": {
+            **QWEN_KEYS,
+            "architectures": ["Qwen3ForCausalLM"],
+            "attention_bias": False,
+            "eos_token_id": IM_END,
+            "head_dim": 32,  # != hidden_size / num_attention_heads (16): q_proj is [128, 64]
+            "model_type": "qwen3",
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": True,
+        },
+        "generation": {
+            "do_sample": True,
+            "eos_token_id": [IM_END, EOS],
+            "pad_token_id": EOS,
+            "temperature": 0.6,
+            "top_k": 20,
+            "top_p": 0.95,
+        },
+        "tokenizer": (None, "<|im_end|>", "<|end_of_text|>", "Qwen2Tokenizer"),
+    },
+}
+
+SHARDED_FAMILY, SHARDED_DIR = "llama", "llama_sharded"
+
+NOTES = (
+    "Logits of one causal forward over prompt_tokens (positions 0..len-1), every position, computed by "
+    "scripts/fixturegen/reference_model.py: the Hugging Face modeling equations in plain PyTorch, in float64 "
+    "from the BF16 checkpoint weights upcast exactly (no BF16 rounding of activations), stored as float32. "
+    "greedy_tokens: argmax continuation, re-running the full forward over prompt + generated tokens at every "
+    "step (no cache); greedy_min_margin is the smallest top-1 minus top-2 logit over those steps."
+)
+
+
+def json_text(value, sort_keys=True):
+    return json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
+
+
+def make_config(family):
+    config = {**COMMON, **FAMILIES[family]["config"]}
+    return dict(sorted(config.items()))
+
+
+def make_weights(spec, maker):
+    """Random weights in HF state_dict order. Scales keep the residual stream O(1) and the logits'
+    spread a few units, and make the attention scores O(1) (neither uniform nor one-hot)."""
+    maker.normal("model.embed_tokens.weight", (spec.vocab_size, spec.hidden_size), 0.3)
+    q_width, kv_width = spec.num_heads * spec.head_dim, spec.num_kv_heads * spec.head_dim
+    for i in range(spec.num_layers):
+        p = f"model.layers.{i}."
+        maker.norm(p + "input_layernorm.weight", spec.hidden_size)
+        maker.linear(p + "self_attn.q_proj.weight", q_width, spec.hidden_size)
+        maker.linear(p + "self_attn.k_proj.weight", kv_width, spec.hidden_size)
+        maker.linear(p + "self_attn.v_proj.weight", kv_width, spec.hidden_size)
+        if spec.qkv_bias:
+            maker.normal(p + "self_attn.q_proj.bias", (q_width,), 0.3)
+            maker.normal(p + "self_attn.k_proj.bias", (kv_width,), 0.3)
+            maker.normal(p + "self_attn.v_proj.bias", (kv_width,), 0.3)
+        maker.linear(p + "self_attn.o_proj.weight", spec.hidden_size, q_width, RESIDUAL_GAIN)
+        if spec.qk_norm:
+            maker.norm(p + "self_attn.q_norm.weight", spec.head_dim)
+            maker.norm(p + "self_attn.k_norm.weight", spec.head_dim)
+        maker.norm(p + "post_attention_layernorm.weight", spec.hidden_size)
+        maker.linear(p + "mlp.gate_proj.weight", spec.intermediate_size, spec.hidden_size)
+        maker.linear(p + "mlp.up_proj.weight", spec.intermediate_size, spec.hidden_size)
+        maker.linear(p + "mlp.down_proj.weight", spec.hidden_size, spec.intermediate_size, RESIDUAL_GAIN)
+    maker.norm("model.norm.weight", spec.hidden_size)
+    if not spec.tie_word_embeddings:
+        maker.normal("lm_head.weight", (spec.vocab_size, spec.hidden_size), 0.3)
+
+
+def build_family(family):
+    """Draws weights and a prompt, computes and self-checks the reference; reseeds on a near tie."""
+    config = make_config(family)
+    spec = reference_model.ModelSpec.from_config(config)
+    for attempt in range(10):
+        seed = FAMILIES[family]["seed"] + 100 * attempt
+        maker = checkpoint.WeightMaker(seed)
+        make_weights(spec, maker)
+        prompt = [int(t) for t in maker.rng.randint(0, 256, size=PROMPT_LEN)]
+        weights = {n: torch.from_numpy(checkpoint.bf16_bits_to_float64(b)) for n, b in maker.tensors.items()}
+        logits = reference_model.forward(weights, spec, prompt)
+        greedy, margins = reference_model.greedy(weights, spec, prompt, GREEDY_STEPS)
+        if min(margins) >= MIN_GREEDY_MARGIN and len(set(greedy)) >= MIN_GREEDY_DISTINCT:
+            break
+        print(f"{family}: seed {seed}: greedy margin {min(margins):.1e}, {len(set(greedy))} distinct; reseeding")
+    else:
+        raise RuntimeError(f"{family}: no seed gives a greedy run without near ties and repeats")
+    float32_error = self_checks.check_forward(weights, spec, prompt, greedy, logits, family)
+    print(
+        f"{family}: seed {seed}, logits std {float(logits.std()):.2f}, "
+        f"range [{float(logits.min()):.2f}, {float(logits.max()):.2f}], greedy min margin {min(margins):.3f}, "
+        f"float32 relative error {float32_error:.1e}"
+    )
+    reference = {
+        "family": family,
+        "prompt_tokens": prompt,
+        "logits_file": "reference_logits.bin",
+        "logits_shape": list(logits.shape),
+        "greedy_tokens": greedy,
+        "greedy_min_margin": round(min(margins), 6),
+        "dtype": "f32",
+        "seed": seed,
+        "notes": NOTES,
+    }
+    logits_bytes = logits.to(torch.float32).numpy().astype("<f4").tobytes()
+    return config, maker.tensors, reference, logits_bytes
+
+
+def generation_config(family):
+    fields = {"bos_token_id": BOS, **FAMILIES[family]["generation"], "transformers_version": TRANSFORMERS_VERSION}
+    return dict(sorted(fields.items()))
+
+
+def reference_json_text(reference):
+    # One key per line, lists on one line: readable and diff-friendly.
+    lines = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in reference.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def write_family(directory, family, config, tensors, reference, logits_bytes, tokenizer_text, sharded):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json_text(config))
+    (directory / "generation_config.json").write_text(json_text(generation_config(family)))
+    (directory / "tokenizer.json").write_text(tokenizer_text)
+    bos, eos, pad, tokenizer_class = FAMILIES[family]["tokenizer"]
+    tokenizer_config = tokenizer.tokenizer_config(
+        VOCAB_SIZE - len(tokenizer.SPECIAL_TOKENS), bos, eos, pad, tokenizer_class, config["max_position_embeddings"]
+    )
+    (directory / "tokenizer_config.json").write_text(json_text(tokenizer_config))
+    if sharded:
+        # The logits are the unsharded family's file (same weights, same numbers); sharing it
+        # keeps the fixtures inside the size budget.
+        reference = {**reference, "logits_file": f"../{family}/reference_logits.bin"}
+    else:
+        (directory / "reference_logits.bin").write_bytes(logits_bytes)
+    (directory / "reference.json").write_text(reference_json_text(reference))
+    if sharded:
+        # HF fills shards in state_dict order; here: embeddings + layer 0, then the rest.
+        def shard_of(name):
+            return 0 if name.startswith(("model.embed_tokens.", "model.layers.0.")) else 1
+
+        checkpoint.write_sharded(directory, tensors, shard_of)
+        read_back = checkpoint.read_sharded(directory)
+    else:
+        checkpoint.write_safetensors(directory / "model.safetensors", tensors)
+        read_back = checkpoint.read_safetensors(directory / "model.safetensors")
+    assert set(read_back) == set(tensors), f"{directory}: tensor names changed on read-back"
+    for name, bits in tensors.items():
+        assert np.array_equal(read_back[name], bits), f"{directory}: tensor '{name}' changed on read-back"
+
+
+def build_tokenizer():
+    model_vocab_size = VOCAB_SIZE - len(tokenizer.SPECIAL_TOKENS)
+    vocab, merges = tokenizer.train(tokenizer.CORPUS, model_vocab_size)
+    assert len(vocab) == model_vocab_size
+    special = tokenizer.special_token_ids(vocab)
+    assert list(special.values()) == [BOS, EOS, IM_START, IM_END]
+    ranks = {pair: rank for rank, pair in enumerate(merges)}
+    cases = []
+    for text in tokenizer.TOKENIZER_CASES:
+        ids = tokenizer.encode(text, vocab, merges, special)
+        assert tokenizer.decode(ids, vocab, special) == text, f"tokenizer round trip failed on {text!r}"
+        cases.append({"text": text, "ids": ids})
+    corpus_ids = tokenizer.encode(tokenizer.CORPUS, vocab, merges, special)
+    assert tokenizer.decode(corpus_ids, vocab, special) == tokenizer.CORPUS
+    for word in tokenizer.pretokenize(tokenizer.CORPUS):
+        assert tokenizer.encode_word(word, ranks) == apply_merges_in_order(word, merges), f"BPE disagrees on {word!r}"
+    text = json_text(tokenizer.tokenizer_json(vocab, merges), sort_keys=False)
+    reference = {
+        "tokenizer": "tokenizer.json in every family directory (all identical)",
+        "notes": "ids from scripts/fixturegen/tokenizer.py encode(): special tokens split out first, "
+        "GPT-2 ByteLevel pre-tokenization, then lowest-rank-first BPE merges; no BOS/EOS added.",
+    }
+    # One case per line, like reference.json's lists.
+    lines = [f"  {json.dumps(key)}: {json.dumps(value)}," for key, value in reference.items()]
+    lines.append('  "cases": [')
+    lines.append(",\n".join(f"    {json.dumps(case, ensure_ascii=False)}" for case in cases))
+    lines.append("  ]")
+    return text, "{\n" + "\n".join(lines) + "\n}\n", len(merges)
+
+
+def apply_merges_in_order(word, merges):
+    """Second BPE encoder: every merge in rank order, all occurrences. For merges learned by
+    training this must agree with lowest-rank-first (a pair can only appear after its parts)."""
+    symbols = list(word)
+    for left, right in merges:
+        i, merged = 0, []
+        while i < len(symbols):
+            if i + 1 < len(symbols) and symbols[i] == left and symbols[i + 1] == right:
+                merged.append(left + right)
+                i += 2
+            else:
+                merged.append(symbols[i])
+                i += 1
+        symbols = merged
+    return tuple(symbols)
+
+
+def file_sizes(paths):
+    return {p: p.stat().st_size for p in paths}
+
+
+def main():
+    torch.set_num_threads(1)  # one thread: reductions in a fixed order, so reruns give the same bytes
+    self_checks.check_bf16_rounding()
+    tokenizer_text, tokenizer_reference_text, merge_count = build_tokenizer()
+    print(f"tokenizer: 256 byte tokens + {merge_count} merges + {len(tokenizer.SPECIAL_TOKENS)} special tokens")
+
+    built = {family: build_family(family) for family in FAMILIES}  # all checks pass before any write
+    written = []
+    for family, (config, tensors, reference, logits_bytes) in built.items():
+        outputs = [(family, False)] + ([(SHARDED_DIR, True)] if family == SHARDED_FAMILY else [])
+        for directory_name, sharded in outputs:
+            directory = FIXTURES / directory_name
+            write_family(directory, family, config, tensors, reference, logits_bytes, tokenizer_text, sharded)
+            written.extend(sorted(p for p in directory.iterdir() if p.is_file()))
+    (FIXTURES / "tokenizer_reference.json").write_text(tokenizer_reference_text)
+    written.append(FIXTURES / "tokenizer_reference.json")
+    written.append(FIXTURES / "README.md")
+
+    sizes = file_sizes([p for p in written if p.exists()])
+    for path, size in sizes.items():
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        print(f"{size:>9}  {digest}  {path.relative_to(ROOT)}")
+    total = sum(sizes.values())
+    du = subprocess.run(["du", "-sh", str(FIXTURES)], capture_output=True, text=True).stdout.strip()
+    print(f"total {total} bytes in {len(sizes)} files (du -sh: {du})")
+    if total > SIZE_BUDGET_BYTES:
+        raise SystemExit(f"fixtures are {total} bytes, over the {SIZE_BUDGET_BYTES}-byte budget")
+
+
+if __name__ == "__main__":
+    main()

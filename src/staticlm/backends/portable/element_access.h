@@ -1,0 +1,69 @@
+// Element reads and writes shared by the portable kernels: float weights of any float dtype
+// (f32, f16, bf16) widened to f32, f16/f32 cache elements, and index values (i32, i64).
+// Callers have checked the dtypes at kernel creation; these helpers do no validation.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "staticlm/core/dtype.h"
+#include "staticlm/core/half.h"
+
+namespace staticlm::portable {
+
+inline bool is_float_weight_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+inline bool is_index_dtype(DType dtype) {
+  return dtype == DType::kI32 || dtype == DType::kI64;
+}
+
+// Element `index` of a float-weight buffer, as f32.
+inline float load_float(const void* data, DType dtype, int64_t index) {
+  switch (dtype) {
+    case DType::kF16: return f16_to_f32(static_cast<const uint16_t*>(data)[index]);
+    case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(data)[index]);
+    default: return static_cast<const float*>(data)[index];
+  }
+}
+
+// Widens elements [offset, offset + count) of a float-weight buffer into `out`.
+inline void widen_to_f32(const void* data, DType dtype, int64_t offset, int64_t count, float* out) {
+  if (dtype == DType::kF16) {
+    const uint16_t* source = static_cast<const uint16_t*>(data) + offset;
+    for (int64_t i = 0; i < count; ++i) {
+      out[i] = f16_to_f32(source[i]);
+    }
+  } else if (dtype == DType::kBF16) {
+    const uint16_t* source = static_cast<const uint16_t*>(data) + offset;
+    for (int64_t i = 0; i < count; ++i) {
+      out[i] = bf16_to_f32(source[i]);
+    }
+  } else {
+    std::memcpy(out, static_cast<const float*>(data) + offset, static_cast<size_t>(count) * sizeof(float));
+  }
+}
+
+// Element `index` of an index buffer (i32 or i64).
+inline int64_t load_index(const void* data, DType dtype, int64_t index) {
+  if (dtype == DType::kI32) {
+    return static_cast<const int32_t*>(data)[index];
+  }
+  return static_cast<const int64_t*>(data)[index];
+}
+
+// Cache elements by storage type: f32 caches are float, f16 caches are uint16_t bits.
+inline float cache_to_f32(float value) {
+  return value;
+}
+inline float cache_to_f32(uint16_t bits) {
+  return f16_to_f32(bits);
+}
+inline void store_cache(float value, float* out) {
+  *out = value;
+}
+inline void store_cache(float value, uint16_t* out) {
+  *out = f32_to_f16(value);
+}
+
+}  // namespace staticlm::portable

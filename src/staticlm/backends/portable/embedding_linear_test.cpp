@@ -1,0 +1,123 @@
+// embedding and linear against double-precision references on seeded random data.
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/portable/kernel_test_util.h"
+
+namespace staticlm::portable_test {
+namespace {
+
+struct WeightCase {
+  DType weight;
+  DType index;
+};
+
+class EmbeddingTest : public ::testing::TestWithParam<WeightCase> {};
+
+TEST_P(EmbeddingTest, GathersRowsOfTheTable) {
+  std::mt19937 rng(11);
+  const int64_t vocab = 37;
+  const int64_t width = 12;
+  Tensor table = random_tensor(GetParam().weight, {vocab, width}, rng);
+  const std::vector<int64_t> id_values = {0, 36, 5, 5, 17, 1};
+  Tensor ids = index_tensor(GetParam().index, id_values);
+  // Two-dimensional ids [2, 3] exercise the [..., D] output shape.
+  Tensor ids_2d = new_tensor(GetParam().index, {2, 3});
+  std::memcpy(ids_2d.bytes().data(), ids.bytes().data(), ids.nbytes());
+
+  auto outputs = run_op(OpKind::kEmbedding, {&table, &ids_2d});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  ASSERT_EQ((*outputs)[0].shape(), (Shape{2, 3, width}));
+  const std::vector<double> table_values = to_doubles(table);
+  std::vector<double> want;
+  for (int64_t id : id_values) {
+    for (int64_t d = 0; d < width; ++d) {
+      want.push_back(table_values[static_cast<size_t>(id * width + d)]);
+    }
+  }
+  expect_close((*outputs)[0], want, 0.0, 0.0);
+}
+
+TEST_P(EmbeddingTest, RefusesAnIdOutsideTheTable) {
+  std::mt19937 rng(12);
+  Tensor table = random_tensor(GetParam().weight, {32000, 4}, rng);
+  Tensor ids = index_tensor(GetParam().index, {1, 2, 3, 70000});
+  auto outputs = run_op(OpKind::kEmbedding, {&table, &ids});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(outputs.status().message().find("embedding: token id 70000 at index 3 is outside [0, 32000)"),
+            std::string::npos)
+      << outputs.status().message();
+
+  Tensor negative = index_tensor(GetParam().index, {-1});
+  auto refused = run_op(OpKind::kEmbedding, {&table, &negative});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("token id -1 at index 0"), std::string::npos) << refused.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, EmbeddingTest,
+                         ::testing::Values(WeightCase{DType::kF32, DType::kI64}, WeightCase{DType::kF16, DType::kI32},
+                                           WeightCase{DType::kBF16, DType::kI64}));
+
+struct LinearCase {
+  DType weight;
+  Shape x_shape;
+  int64_t out_features;
+  bool bias;
+};
+
+class LinearTest : public ::testing::TestWithParam<LinearCase> {};
+
+TEST_P(LinearTest, MatchesDoubleReference) {
+  const LinearCase& param = GetParam();
+  std::mt19937 rng(21);
+  const int64_t inner = param.x_shape.back();
+  Tensor x = random_tensor(DType::kF32, param.x_shape, rng);
+  Tensor weight = random_tensor(param.weight, {param.out_features, inner}, rng);
+  Tensor bias = param.bias ? random_tensor(param.weight, {param.out_features}, rng) : Tensor();
+
+  auto outputs = param.bias ? run_op(OpKind::kLinear, {&x, &weight, &bias}) : run_op(OpKind::kLinear, {&x, &weight});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  Shape want_shape = param.x_shape;
+  want_shape.back() = param.out_features;
+  ASSERT_EQ((*outputs)[0].shape(), want_shape);
+
+  const std::vector<double> xs = to_doubles(x);
+  const std::vector<double> ws = to_doubles(weight);
+  const std::vector<double> bs = param.bias ? to_doubles(bias) : std::vector<double>();
+  const int64_t rows = x.numel() / inner;
+  std::vector<double> want(static_cast<size_t>(rows * param.out_features));
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t n = 0; n < param.out_features; ++n) {
+      double sum = param.bias ? bs[static_cast<size_t>(n)] : 0.0;
+      for (int64_t k = 0; k < inner; ++k) {
+        sum += xs[static_cast<size_t>(m * inner + k)] * ws[static_cast<size_t>(n * inner + k)];
+      }
+      want[static_cast<size_t>(m * param.out_features + n)] = sum;
+    }
+  }
+  // f32 accumulation over K terms of magnitude <= 1: allow an absolute error that grows with K.
+  expect_close((*outputs)[0], want, 1e-5, 1e-7 * static_cast<double>(inner));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, LinearTest,
+    ::testing::Values(LinearCase{DType::kF32, {1, 7}, 5, false}, LinearCase{DType::kF32, {2, 3, 16}, 9, true},
+                      LinearCase{DType::kF16, {4, 33}, 17, true}, LinearCase{DType::kBF16, {3, 1, 64}, 40, false},
+                      LinearCase{DType::kF32, {64, 576}, 1536, true}, LinearCase{DType::kF16, {1, 576}, 1536, false}));
+
+TEST(LinearTest, AbsentOptionalBiasAddsNothing) {
+  std::mt19937 rng(22);
+  Tensor x = random_tensor(DType::kF32, {3, 8}, rng);
+  Tensor weight = random_tensor(DType::kF32, {5, 8}, rng);
+  auto with_null = run_op(OpKind::kLinear, {&x, &weight, nullptr});
+  auto without = run_op(OpKind::kLinear, {&x, &weight});
+  ASSERT_TRUE(with_null.ok()) << with_null.status().to_string();
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  expect_close((*with_null)[0], to_doubles((*without)[0]), 0.0, 0.0);
+}
+
+}  // namespace
+}  // namespace staticlm::portable_test

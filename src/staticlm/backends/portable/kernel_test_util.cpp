@@ -1,0 +1,155 @@
+#include "staticlm/backends/portable/kernel_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/portable/register.h"
+#include "staticlm/core/half.h"
+#include "staticlm/core/thread_pool.h"
+#include "staticlm/runtime/kernel_registry.h"
+
+namespace staticlm::portable_test {
+
+Tensor new_tensor(DType dtype, const Shape& shape) {
+  auto tensor = Tensor::zeros(dtype, shape);
+  if (!tensor.ok()) {
+    ADD_FAILURE() << "cannot allocate " << shape_string(shape) << ": " << tensor.status().to_string();
+    return Tensor();
+  }
+  return std::move(tensor).value();
+}
+
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng, float low, float high) {
+  Tensor tensor = new_tensor(dtype, shape);
+  std::uniform_real_distribution<float> dist(low, high);
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    const float value = dist(rng);
+    switch (dtype) {
+      case DType::kF16: tensor.data<uint16_t>()[i] = f32_to_f16(value); break;
+      case DType::kBF16: tensor.data<uint16_t>()[i] = f32_to_bf16(value); break;
+      case DType::kF32: tensor.data<float>()[i] = value; break;
+      default: ADD_FAILURE() << "random_tensor: unsupported dtype " << dtype_name(dtype); return tensor;
+    }
+  }
+  return tensor;
+}
+
+Tensor f32_tensor(const Shape& shape, const std::vector<float>& values) {
+  Tensor tensor = new_tensor(DType::kF32, shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), tensor.numel());
+  std::memcpy(tensor.data<float>(), values.data(), std::min(values.size() * sizeof(float), tensor.nbytes()));
+  return tensor;
+}
+
+Tensor index_tensor(DType dtype, const std::vector<int64_t>& values) {
+  Tensor tensor = new_tensor(dtype, {static_cast<int64_t>(values.size())});
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::kI32) {
+      tensor.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+    } else {
+      tensor.data<int64_t>()[i] = values[i];
+    }
+  }
+  return tensor;
+}
+
+std::vector<double> to_doubles(const Tensor& tensor) {
+  std::vector<double> values(static_cast<size_t>(tensor.numel()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (tensor.dtype()) {
+      case DType::kF32: values[i] = tensor.data<float>()[i]; break;
+      case DType::kF16: values[i] = f16_to_f32(tensor.data<uint16_t>()[i]); break;
+      case DType::kBF16: values[i] = bf16_to_f32(tensor.data<uint16_t>()[i]); break;
+      case DType::kI32: values[i] = tensor.data<int32_t>()[i]; break;
+      case DType::kI64: values[i] = static_cast<double>(tensor.data<int64_t>()[i]); break;
+      default: ADD_FAILURE() << "to_doubles: unsupported dtype " << dtype_name(tensor.dtype()); return values;
+    }
+  }
+  return values;
+}
+
+Result<std::vector<TensorSpec>> output_specs(OpKind op, const std::vector<const Tensor*>& inputs,
+                                             const Attributes& attrs) {
+  std::vector<TensorSpec> specs(inputs.size());
+  std::vector<const TensorSpec*> spec_ptrs(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr) {
+      specs[i] = TensorSpec{inputs[i]->dtype(), inputs[i]->shape()};
+      spec_ptrs[i] = &specs[i];
+    }
+  }
+  return infer_outputs(op, spec_ptrs, attrs);
+}
+
+Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const TensorSpec*>& inputs,
+                                            const std::vector<TensorSpec>& outputs, const Attributes& attrs) {
+  KernelRegistry registry;
+  STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
+  const KernelFactory* factory = registry.find(op);
+  if (factory == nullptr) {
+    return not_found("no portable kernel for ", op_name(op));
+  }
+  const KernelSignature signature{op, inputs, outputs, attrs};
+  return (*factory)(signature);
+}
+
+Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {
+  static ThreadPool pool(2);
+  std::vector<const Tensor*> const_inputs(inputs.begin(), inputs.end());
+  STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out_specs, output_specs(op, const_inputs, attrs));
+  std::vector<TensorSpec> in_specs(inputs.size());
+  std::vector<const TensorSpec*> in_spec_ptrs(inputs.size(), nullptr);
+  std::vector<TensorView> in_views(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr) {
+      in_specs[i] = TensorSpec{inputs[i]->dtype(), inputs[i]->shape()};
+      in_spec_ptrs[i] = &in_specs[i];
+      in_views[i] = inputs[i]->view();
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, make_kernel(op, in_spec_ptrs, out_specs, attrs));
+
+  std::vector<Tensor> outputs;
+  std::vector<TensorView> out_views;
+  for (const TensorSpec& spec : out_specs) {
+    STATICLM_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(spec.dtype, spec.shape));
+    outputs.push_back(std::move(tensor));
+  }
+  for (Tensor& tensor : outputs) {
+    out_views.push_back(tensor.view());
+  }
+  const int aliased = in_place_input(op, attrs);
+  if (aliased >= 0) {
+    out_views[0] = in_views[static_cast<size_t>(aliased)];
+  }
+  const KernelContext context{&pool};
+  STATICLM_RETURN_IF_ERROR(kernel->execute(in_views, out_views, context));
+  if (aliased >= 0) {
+    const Tensor& source = *inputs[static_cast<size_t>(aliased)];
+    std::memcpy(outputs[0].bytes().data(), source.bytes().data(), source.nbytes());
+  }
+  return outputs;
+}
+
+void expect_close(const Tensor& got, const std::vector<double>& want, double rel_tol, double abs_tol) {
+  ASSERT_EQ(got.dtype(), DType::kF32);
+  ASSERT_EQ(static_cast<size_t>(got.numel()), want.size());
+  int reported = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double value = got.data<float>()[i];
+    const double tolerance = rel_tol * std::fabs(want[i]) + abs_tol;
+    if (!(std::fabs(value - want[i]) <= tolerance)) {
+      ADD_FAILURE() << "element " << i << ": got " << value << ", want " << want[i] << " (tolerance " << tolerance
+                    << ")";
+      if (++reported == 5) {
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace staticlm::portable_test

@@ -1,0 +1,49 @@
+// Test helpers for the portable kernels: tensors filled with seeded random values, exact
+// double views of their contents, and a runner that goes through the same path as the
+// runtime (infer_outputs, the registry's factory, execute with a two-thread pool).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/core/tensor.h"
+#include "staticlm/ops/attributes.h"
+#include "staticlm/ops/op_set.h"
+#include "staticlm/runtime/kernel.h"
+
+namespace staticlm::portable_test {
+
+// A zero-filled tensor; records a test failure (and returns an empty tensor) if allocation fails.
+Tensor new_tensor(DType dtype, const Shape& shape);
+
+// Uniform random values in [low, high), rounded to `dtype` (f32, f16 or bf16).
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng, float low = -1.0f, float high = 1.0f);
+
+Tensor f32_tensor(const Shape& shape, const std::vector<float>& values);
+// A rank-1 i32 or i64 tensor.
+Tensor index_tensor(DType dtype, const std::vector<int64_t>& values);
+
+// Every element, exactly, as a double (f32, f16, bf16, i32, i64).
+std::vector<double> to_doubles(const Tensor& tensor);
+
+// The output specs infer_outputs gives for `inputs` (nullptr: an absent optional input).
+Result<std::vector<TensorSpec>> output_specs(OpKind op, const std::vector<const Tensor*>& inputs,
+                                             const Attributes& attrs);
+
+// Calls the registered portable factory with a signature of these specs.
+Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const TensorSpec*>& inputs,
+                                            const std::vector<TensorSpec>& outputs, const Attributes& attrs);
+
+// Runs one op end to end and returns its outputs. Where the op updates an input in place, the
+// output view is bound to that input's storage (as the runtime does) and the returned output
+// is a copy of the input after the call.
+Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs = {});
+
+// Expects |got[i] - want[i]| <= rel_tol * |want[i]| + abs_tol for every element of an f32
+// tensor, reporting the first few mismatches by index.
+void expect_close(const Tensor& got, const std::vector<double>& want, double rel_tol = 1e-5, double abs_tol = 1e-6);
+
+}  // namespace staticlm::portable_test

@@ -1,0 +1,86 @@
+// Hugging Face model configuration: config.json plus the optional generation_config.json, read
+// into typed, validated fields. Model builders read these fields; nothing here knows a model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/ops/rope.h"
+
+namespace staticlm {
+
+// rope_scaling as config.json states it. "default" (and null or absent) reads as kNone.
+struct HfRopeScaling {
+  RopeScaling type = RopeScaling::kNone;
+  double factor = 1.0;                           // linear and llama3
+  double low_freq_factor = 1.0;                  // llama3 only
+  double high_freq_factor = 4.0;                 // llama3 only
+  int64_t original_max_position_embeddings = 0;  // llama3 only
+};
+
+// Sampling defaults from generation_config.json; each is empty when the file does not set it.
+struct HfGenerationDefaults {
+  std::optional<bool> do_sample;
+  std::optional<double> temperature;         // >= 0
+  std::optional<int64_t> top_k;              // >= 0
+  std::optional<double> top_p;               // in [0, 1]
+  std::optional<double> min_p;               // in [0, 1]
+  std::optional<double> repetition_penalty;  // > 0
+};
+
+struct HfConfig {
+  std::string model_dir;
+  std::string config_path;  // model_dir/config.json, for messages
+  bool has_generation_config = false;
+
+  std::vector<std::string> architectures;  // non-empty, e.g. {"LlamaForCausalLM"}
+  std::string model_type;                  // empty when config.json has none
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;  // divides num_attention_heads
+  int64_t head_dim = 0;             // explicit, or hidden_size / num_attention_heads
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  HfRopeScaling rope_scaling;
+  double partial_rotary_factor = 1.0;  // in (0, 1]
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;
+  bool mlp_bias = false;
+  int64_t max_position_embeddings = 2048;
+  std::optional<int64_t> sliding_window;   // null reads as absent
+  std::optional<bool> use_sliding_window;  // Qwen2 sets a window it does not use
+  std::string hidden_act = "silu";
+  std::optional<int64_t> bos_token_id;
+  std::optional<int64_t> pad_token_id;  // a negative id (old conversions write -1) reads as absent
+  // config.json's eos ids, then generation_config.json's that are new: every id that ends generation.
+  std::vector<int64_t> eos_token_ids;
+  std::optional<std::string> torch_dtype;  // "bfloat16", "float16", "float32", ...
+  HfGenerationDefaults generation;
+
+  // Reads model_dir/config.json (required) and model_dir/generation_config.json (optional).
+  // generation_config.json's bos_token_id and pad_token_id win over config.json's; eos ids merge.
+  // The rope settings of transformers >= 5 ("rope_parameters") are read when "rope_scaling" and
+  // "rope_theta" are absent. Unknown keys are ignored (configs carry many a builder does not need).
+  // Fails with NotFound when config.json is missing; InvalidArgument naming the file and key when
+  // a file is not a JSON object, a required key is missing, or a value has the wrong type or range
+  // (including num_key_value_heads not dividing num_attention_heads, hidden_size not divisible by
+  // num_attention_heads without head_dim, or a rotary width that is not even); Unimplemented for a
+  // rope_scaling type other than none, default, linear and llama3.
+  static Result<HfConfig> load(const std::string& model_dir);
+
+  // The rope parameters the model's rope ops take: theta, rotary_dim = head_dim x
+  // partial_rotary_factor, and the scaling. Fails with InvalidArgument naming config.json when
+  // the fields are out of range (load() has already checked this for a loaded config).
+  Result<RopeParams> rope_params() const;
+
+  // The attention window the model really uses: sliding_window unless use_sliding_window is false.
+  std::optional<int64_t> effective_sliding_window() const;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,184 @@
+#include "staticlm/exporter/hf_static_export.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+
+#include "staticlm/core/mapped_file.h"
+#include "staticlm/exporter/hf_config.h"
+#include "staticlm/exporter/model_family.h"
+#include "staticlm/exporter/safetensors.h"
+#include "staticlm/exporter/sha256.h"
+#include "staticlm/partition/lower_program.h"
+
+namespace staticlm {
+namespace {
+
+constexpr int64_t kContractVersion = 1;
+constexpr int64_t kDefaultMaxCacheLen = 2048;
+// Tokenizer files embedded, in name order (the order the hash covers them in).
+constexpr std::array<std::string_view, 3> kTokenizerFiles = {"tokenizer.json", "tokenizer.model",
+                                                             "tokenizer_config.json"};
+
+Status check_options(const HfStaticExportOptions& options, const HfConfig& config, int64_t max_cache_len) {
+  if (options.weight_dtype != DType::kF32 && options.weight_dtype != DType::kF16 &&
+      options.weight_dtype != DType::kBF16) {
+    return invalid_argument("option 'dtype': expected f32, f16 or bf16, found ", dtype_name(options.weight_dtype));
+  }
+  if (options.cache_dtype != DType::kF32 && options.cache_dtype != DType::kF16) {
+    return invalid_argument("option 'cache-dtype': expected f32 or f16, found ", dtype_name(options.cache_dtype));
+  }
+  if (options.prefill_len < 1) {
+    return invalid_argument("option 'prefill-len': expected a value >= 1, found ", options.prefill_len);
+  }
+  if (max_cache_len < 1) {
+    return invalid_argument("option 'max-cache-len': expected a value >= 1, found ", max_cache_len);
+  }
+  if (options.prefill_len > max_cache_len) {
+    return invalid_argument("option 'prefill-len' (", options.prefill_len, ") exceeds 'max-cache-len' (",
+                            max_cache_len, ")");
+  }
+  if (max_cache_len > config.max_position_embeddings) {
+    return invalid_argument("option 'max-cache-len' (", max_cache_len, ") exceeds the model's max_position_embeddings (",
+                            config.max_position_embeddings, ") in '", config.config_path, "'");
+  }
+  return ok_status();
+}
+
+struct TokenizerFiles {
+  std::vector<EmbeddedFileSpec> files;
+  std::vector<MappedFile> mappings;  // kept alive until the program is written
+  std::string kind = "none";
+  std::string hash;
+};
+
+Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
+  TokenizerFiles out;
+  std::vector<std::string> headers;
+  std::vector<std::span<const uint8_t>> pieces;
+  for (std::string_view name : kTokenizerFiles) {
+    const std::string path = (std::filesystem::path(model_dir) / name).string();
+    if (!std::filesystem::exists(path)) {
+      continue;
+    }
+    STATICLM_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(path));
+    out.mappings.push_back(std::move(file));
+  }
+  // Hash "name\0size\0bytes" per file so renaming or moving bytes between files changes it.
+  headers.reserve(out.mappings.size());
+  for (const MappedFile& file : out.mappings) {
+    const std::string name = std::filesystem::path(file.path()).filename().string();
+    headers.push_back(name + '\0' + std::to_string(file.size()) + '\0');
+    out.files.push_back({name, make_borrowed_source(file.bytes())});
+    if (name == "tokenizer.json") {
+      out.kind = "tokenizer.json";
+    } else if (name == "tokenizer.model" && out.kind == "none") {
+      out.kind = "sentencepiece";
+    }
+  }
+  for (size_t i = 0; i < out.mappings.size(); ++i) {
+    pieces.emplace_back(reinterpret_cast<const uint8_t*>(headers[i].data()), headers[i].size());
+    pieces.push_back(out.mappings[i].bytes());
+  }
+  STATICLM_ASSIGN_OR_RETURN(out.hash, sha256_hex(pieces));
+  return out;
+}
+
+std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderHyperParams& params,
+                                            const HfStaticExportOptions& options, int64_t max_cache_len,
+                                            const TokenizerFiles& tokenizer) {
+  std::vector<MetadataSpec> m = {
+      {"contract", std::string("hf_static")},
+      {"contract_version", kContractVersion},
+      {"architecture", config.architectures.front()},
+      {"vocab_size", params.vocab_size},
+      {"hidden_size", params.hidden_size},
+      {"num_layers", params.num_layers},
+      {"num_heads", params.num_heads},
+      {"num_kv_heads", params.num_kv_heads},
+      {"head_dim", params.head_dim},
+      {"max_cache_len", max_cache_len},
+      {"prefill_len", options.prefill_len},
+      {"cache_dtype", std::string(dtype_name(options.cache_dtype))},
+      {"kv_update", std::string(kv_update_form_name(options.kv_update))},
+      {"logits", std::string(logits_mode_name(options.logits))},
+      {"weight_dtype", std::string(dtype_name(options.weight_dtype))},
+      {"bos_token_id", config.bos_token_id.value_or(-1)},
+      {"eos_token_ids", config.eos_token_ids},
+      {"rope_theta", params.rope.theta},
+      {"rope_rotary_dim", params.rope.rotary_dim},
+      {"rope_scaling", std::string(rope_scaling_name(params.rope.scaling))},
+      {"tokenizer_kind", tokenizer.kind},
+      {"tokenizer_sha256", tokenizer.hash},
+  };
+  if (params.rope.scaling != RopeScaling::kNone) {
+    m.push_back({"rope_factor", params.rope.factor});
+  }
+  if (params.rope.scaling == RopeScaling::kLlama3) {
+    m.push_back({"rope_low_freq_factor", params.rope.low_freq_factor});
+    m.push_back({"rope_high_freq_factor", params.rope.high_freq_factor});
+    m.push_back({"rope_original_max_position", params.rope.original_max_position});
+  }
+  const HfGenerationDefaults& g = config.generation;
+  if (g.do_sample) m.push_back({"generation.do_sample", *g.do_sample});
+  if (g.temperature) m.push_back({"generation.temperature", *g.temperature});
+  if (g.top_k) m.push_back({"generation.top_k", *g.top_k});
+  if (g.top_p) m.push_back({"generation.top_p", *g.top_p});
+  if (g.min_p) m.push_back({"generation.min_p", *g.min_p});
+  if (g.repetition_penalty) m.push_back({"generation.repetition_penalty", *g.repetition_penalty});
+  return m;
+}
+
+}  // namespace
+
+Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, const std::string& output_path,
+                                               const HfStaticExportOptions& options) {
+  STATICLM_ASSIGN_OR_RETURN(HfConfig config, HfConfig::load(model_dir));
+  const int64_t max_cache_len = options.max_cache_len > 0
+                                    ? options.max_cache_len
+                                    : std::min<int64_t>(config.max_position_embeddings, kDefaultMaxCacheLen);
+  STATICLM_RETURN_IF_ERROR(check_options(options, config, max_cache_len));
+  STATICLM_ASSIGN_OR_RETURN(const ModelFamily* family, find_model_family(config));
+  STATICLM_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint, SafetensorsCheckpoint::open(model_dir));
+
+  auto constants = std::make_shared<ConstantTable>();
+  FamilyOptions family_options{options.weight_dtype, max_cache_len};
+  STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, checkpoint, *constants, family_options));
+
+  DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
+  auto prefill = build_decoder_graph(model.params, model.weights, constants, shape);
+  if (!prefill.ok()) {
+    return prefill.status().with_context(str_cat("'", model_dir, "': building method 'prefill'"));
+  }
+  shape.seq_len = 1;
+  auto decode = build_decoder_graph(model.params, model.weights, constants, shape);
+  if (!decode.ok()) {
+    return decode.status().with_context(str_cat("'", model_dir, "': building method 'decode'"));
+  }
+
+  STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
+  LowerOptions lower;
+  lower.metadata = contract_metadata(config, model.params, options, max_cache_len, tokenizer);
+  lower.files = tokenizer.files;
+  std::vector<MethodGraph> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
+  STATICLM_ASSIGN_OR_RETURN(ProgramSpec spec, lower_to_program(methods, lower));
+
+  WriteOptions write_options;
+  write_options.on_progress = options.on_progress;
+  STATICLM_ASSIGN_OR_RETURN(WriteSummary written, write_program(spec, output_path, write_options));
+
+  HfStaticExportSummary summary;
+  summary.architecture = config.architectures.front();
+  summary.methods = {"prefill", "decode"};
+  summary.prefill_len = options.prefill_len;
+  summary.max_cache_len = max_cache_len;
+  summary.file_bytes = written.file_bytes;
+  summary.constant_count = spec.constants.size();
+  summary.constant_bytes = written.constant_bytes;
+  for (const EmbeddedFileSpec& file : tokenizer.files) {
+    summary.embedded_files.push_back(file.name);
+  }
+  return summary;
+}
+
+}  // namespace staticlm

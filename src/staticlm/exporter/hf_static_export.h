@@ -1,0 +1,44 @@
+// Exports a Hugging Face checkpoint directory as an hf_static v1 program (docs/hf_static_v1.md):
+// a `prefill` and a `decode` method sharing every weight, the contract metadata, and the
+// tokenizer files embedded. Weights stream from the mapped checkpoint into the output file one
+// tensor at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/exporter/decoder_graph.h"
+#include "staticlm/format/program_writer.h"
+
+namespace staticlm {
+
+struct HfStaticExportOptions {
+  DType weight_dtype = DType::kF32;  // f32, f16 or bf16
+  int64_t prefill_len = 64;
+  int64_t max_cache_len = 0;  // 0: min(max_position_embeddings, 2048)
+  DType cache_dtype = DType::kF32;  // f32 or f16
+  KvUpdateForm kv_update = KvUpdateForm::kInPlace;
+  LogitsMode logits = LogitsMode::kAll;
+  std::function<void(const WriteProgress&)> on_progress;
+};
+
+struct HfStaticExportSummary {
+  std::string architecture;
+  std::vector<std::string> methods;
+  int64_t prefill_len = 0;
+  int64_t max_cache_len = 0;
+  uint64_t file_bytes = 0;
+  uint64_t constant_count = 0;
+  uint64_t constant_bytes = 0;
+  std::vector<std::string> embedded_files;
+};
+
+// Fails with InvalidArgument for bad options (naming the option), and with the readers' and
+// families' errors (naming the file and the key or tensor) for a bad checkpoint.
+Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, const std::string& output_path,
+                                               const HfStaticExportOptions& options);
+
+}  // namespace staticlm

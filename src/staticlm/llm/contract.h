@@ -1,0 +1,74 @@
+// I/O contracts: a program names the contract it implements (metadata `contract`, version
+// `contract_version`); the runner selects the implementation from a ContractRegistry, which
+// validates the program against the contract before anything runs and then drives it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/llm/io_manager.h"
+#include "staticlm/runtime/program.h"
+
+namespace staticlm {
+
+// Receives the logits of fed token `token_index` (counted from the first token of the call).
+using LogitsSink = std::function<void(int64_t token_index, std::span<const float> logits)>;
+
+// A validated program with its I/O buffers allocated: feed tokens, get logits.
+class LlmSession {
+ public:
+  virtual ~LlmSession() = default;
+  virtual int64_t vocab_size() const = 0;
+  virtual int64_t max_cache_len() const = 0;
+  // Tokens already in the cache.
+  virtual int64_t position() const = 0;
+  // True when prefill reports the logits of every fed token, false when only of the last.
+  virtual bool prefill_returns_all_logits() const = 0;
+  // Feeds `tokens` through the prefill method in chunks. Fails with OutOfRange, before any work,
+  // when they would not fit in the cache.
+  virtual Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) = 0;
+  // Feeds one token through the decode method.
+  virtual Status decode(int32_t token, const LogitsSink& sink) = 0;
+  // Forgets the cached tokens (the cache memory is kept).
+  virtual void reset() = 0;
+  virtual IoStats io_stats() const = 0;
+};
+
+struct SessionOptions {
+  std::shared_ptr<IOBufferAllocator> allocator;  // heap when empty
+  bool strict_io = false;
+};
+
+class LlmContract {
+ public:
+  virtual ~LlmContract() = default;
+  virtual std::string_view name() const = 0;
+  virtual int64_t version() const = 0;
+  // Checks every method, input and output against the contract and the program's metadata.
+  // Fails with InvalidArgument naming the method, the tensor, what was expected and what was found.
+  virtual Status validate(const Program& program) const = 0;
+  // Validates, loads the methods and allocates every buffer through the allocator.
+  virtual Result<std::unique_ptr<LlmSession>> open(const Program& program, const SessionOptions& options) const = 0;
+};
+
+class ContractRegistry {
+ public:
+  Status add(std::unique_ptr<LlmContract> contract);
+  // The contract the program declares. Fails with InvalidArgument when the program declares
+  // none, Unimplemented for an unknown contract or version, listing what this build supports.
+  Result<const LlmContract*> select(const ProgramFile& file) const;
+  std::vector<std::pair<std::string, int64_t>> supported() const;
+
+ private:
+  std::vector<std::unique_ptr<LlmContract>> contracts_;
+};
+
+// Adds the contracts this build implements (hf_static v1).
+Status register_builtin_contracts(ContractRegistry& registry);
+
+}  // namespace staticlm

@@ -1,0 +1,83 @@
+// Sampler: picks the next token from one step's logits. The pipeline follows Hugging Face's
+// logits processors (and llama.cpp's samplers of the same names):
+//   1. repetition penalty over the distinct tokens of the history window
+//      (logit > 0 ? logit / penalty : logit * penalty);
+//   2. temperature == 0: argmax, lowest index on ties, no random draw; otherwise
+//   3. temperature scaling, 4. top-k, 5. top-p, 6. min-p,
+//   7. softmax over the survivors and one draw from a seeded std::mt19937_64.
+// The draw is implemented here (not with std::discrete_distribution), so a seed gives the same
+// tokens with every standard library. A Sampler owns its scratch buffers, sized once for the
+// vocabulary: sample() does not allocate. Not thread-safe; use one Sampler per sequence.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/core/status.h"
+
+namespace staticlm {
+
+struct SamplingParams {
+  double temperature = 0.0;         // 0 = greedy
+  int64_t top_k = 0;                // keep the k most likely tokens; 0 = off
+  double top_p = 1.0;               // keep the smallest set with cumulative probability >= top_p
+  double min_p = 0.0;               // drop tokens with p < min_p * p_max; 0 = off
+  double repetition_penalty = 1.0;  // 1 = off
+  int64_t repetition_window = 64;   // last N history tokens are penalized; 0 = the whole history
+  uint64_t seed = 0;
+
+  // InvalidArgument naming the field when temperature is negative or not finite, top_k < 0,
+  // top_p outside (0, 1], min_p outside [0, 1), repetition_penalty <= 0 (or not finite) or
+  // repetition_window < 0.
+  Status validate() const;
+};
+
+class Sampler {
+ public:
+  // Fails with InvalidArgument for invalid params (see validate()) or a vocab_size that is not
+  // in [1, INT32_MAX].
+  static Result<Sampler> create(SamplingParams params, int64_t vocab_size);
+
+  // Returns the next token id. `logits` holds one score per vocabulary entry; -inf masks a
+  // token. `history` is every token of the sequence so far; it is read only when the
+  // repetition penalty is on. Fails with InvalidArgument when logits.size() != vocab_size,
+  // a logit is NaN ("logits contain NaN at index i"), every logit is -inf, or a history token
+  // inside the window lies outside [0, vocab_size). A non-greedy call advances the random
+  // generator by exactly one 64-bit draw; a failed call does not advance it.
+  Result<int32_t> sample(std::span<const float> logits, std::span<const int32_t> history);
+
+  // Restarts the random sequence as if the Sampler had been created with `seed`.
+  void reset(uint64_t seed) { rng_.seed(seed); }
+
+  const SamplingParams& params() const { return params_; }
+  int64_t vocab_size() const { return vocab_size_; }
+
+ private:
+  struct Candidate {
+    float logit;
+    int32_t id;
+    double weight;  // exp((logit - max_logit) / temperature), unnormalized probability
+  };
+
+  Sampler(SamplingParams params, int64_t vocab_size);
+
+  Status load_logits(std::span<const float> logits, std::span<const int32_t> history);
+  int32_t greedy_token() const;
+  int32_t sample_token();
+  void sort_prefix(int64_t prefix, int64_t count);
+  int64_t keep_top_p(int64_t count, double total_weight);
+  int64_t keep_min_p(int64_t count);
+  double uniform_unit();
+
+  SamplingParams params_;
+  int64_t vocab_size_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<Candidate> candidates_;  // vocab_size_ entries; in token order after load_logits
+  std::vector<uint8_t> penalized_;     // per token: already penalized during this call
+  int64_t sorted_prefix_ = 0;          // candidates_[0, sorted_prefix_) are the best, in order
+};
+
+}  // namespace staticlm

@@ -1,0 +1,79 @@
+#include "staticlm/llm/tokenizer/streaming_decoder.h"
+
+#include "staticlm/llm/tokenizer/utf8.h"
+
+namespace staticlm {
+namespace {
+
+// The part of `full` after the already emitted `prefix`. When the new ids rewrote emitted text
+// (a clean-up rule spanning the boundary) the emitted part cannot be taken back, so the rest
+// from the next character boundary is returned.
+std::string new_suffix(const std::string& full, const std::string& prefix) {
+  if (full.compare(0, prefix.size(), prefix) == 0) return full.substr(prefix.size());
+  size_t pos = std::min(prefix.size(), full.size());
+  while (pos < full.size() && (static_cast<unsigned char>(full[pos]) & 0xC0) == 0x80) ++pos;
+  return full.substr(pos);
+}
+
+}  // namespace
+
+StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool skip_special)
+    : tokenizer_(tokenizer), skip_special_(skip_special) {}
+
+void StreamingDecoder::reset() {
+  ids_.clear();
+  prefix_end_ = 0;
+}
+
+Result<std::string> StreamingDecoder::window_text(size_t begin, size_t end, bool& incomplete) const {
+  std::span<const int32_t> window(ids_.data() + begin, end - begin);
+  STATICLM_ASSIGN_OR_RETURN(std::string bytes, tokenizer_.decode_bytes(window, skip_special_));
+  incomplete = utf8_incomplete_tail_length(bytes) > 0;
+  std::string text = utf8_repair(bytes);
+  if (tokenizer_.clean_up_tokenization_spaces()) text = clean_up_tokenization(text);
+  return text;
+}
+
+Result<std::string> StreamingDecoder::feed(int32_t id) {
+  ids_.push_back(id);
+  bool incomplete = false;
+  Result<std::string> full = window_text(0, ids_.size(), incomplete);
+  if (!full.ok()) {
+    ids_.pop_back();
+    return full.status();
+  }
+  if (incomplete) return std::string();
+  bool prefix_incomplete = false;
+  STATICLM_ASSIGN_OR_RETURN(std::string prefix, window_text(0, prefix_end_, prefix_incomplete));
+  std::string chunk = new_suffix(*full, prefix);
+
+  // The next window starts at the last id that contributes text, so position-dependent rules
+  // (the first piece loses its leading space) see the same neighbour as in a full decode; ids
+  // that skip_special drops after it are kept too, being harmless.
+  size_t last_visible = ids_.size();
+  for (size_t i = ids_.size(); i > 0; --i) {
+    if (!(skip_special_ && tokenizer_.is_special(ids_[i - 1]))) {
+      last_visible = i - 1;
+      break;
+    }
+  }
+  if (last_visible == ids_.size()) {
+    ids_.clear();  // nothing visible yet: no context needed
+  } else {
+    ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(last_visible));
+  }
+  prefix_end_ = ids_.size();
+  return chunk;
+}
+
+Result<std::string> StreamingDecoder::flush() {
+  bool incomplete = false;
+  STATICLM_ASSIGN_OR_RETURN(std::string full, window_text(0, ids_.size(), incomplete));
+  bool prefix_incomplete = false;
+  STATICLM_ASSIGN_OR_RETURN(std::string prefix, window_text(0, prefix_end_, prefix_incomplete));
+  std::string chunk = new_suffix(full, prefix);
+  reset();
+  return chunk;
+}
+
+}  // namespace staticlm

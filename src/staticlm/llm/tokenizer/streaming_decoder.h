@@ -1,0 +1,45 @@
+// StreamingDecoder: turns generated ids into text one id at a time, for printing tokens as they
+// arrive. Each chunk it returns is valid UTF-8, and the concatenation of all chunks (including
+// flush) equals tokenizer.decode(all ids, skip_special).
+//
+// It decodes a small window of ids (the last emitted token plus the pending ones) and emits only
+// the new suffix, so leading-space rules that depend on a token's position (SentencePiece's
+// first-piece space, Strip decoders) come out as in a full decode. While the window's bytes end
+// in an unfinished character (a byte-fallback <0xE2> waiting for <0x82><0xAC>, or byte-level
+// pieces of an emoji) nothing is emitted.
+// The decoder borrows the tokenizer, which must outlive it. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "staticlm/llm/tokenizer/tokenizer.h"
+
+namespace staticlm {
+
+class StreamingDecoder {
+ public:
+  StreamingDecoder(const Tokenizer& tokenizer, bool skip_special);
+
+  // Adds one id; returns the newly completed text (often empty). Fails with OutOfRange for an
+  // id outside the vocabulary; the decoder is then unchanged.
+  Result<std::string> feed(int32_t id);
+
+  // Emits whatever is still pending; an unfinished character at the very end becomes U+FFFD.
+  // The decoder is then empty, as after reset.
+  Result<std::string> flush();
+
+  void reset();
+
+ private:
+  // Window text, repaired and cleaned the way Tokenizer::decode would.
+  Result<std::string> window_text(size_t begin, size_t end, bool& incomplete) const;
+
+  const Tokenizer& tokenizer_;
+  bool skip_special_;
+  std::vector<int32_t> ids_;  // ids_[0..prefix_end_) were emitted before, for context only
+  size_t prefix_end_ = 0;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,51 @@
+// UTF-8 helpers shared by the tokenizer pieces. Token pieces are raw byte strings: a byte-level
+// or byte-fallback token may hold part of a character, so every function here accepts arbitrary
+// bytes and never assumes its input is valid.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace staticlm {
+
+// Decodes the character starting at text[pos]. On success stores it in `code_point` and returns
+// its length in bytes (1..4); returns 0 when the bytes there are not a valid, complete sequence
+// (overlong forms, surrogates and values above U+10FFFF are invalid).
+size_t utf8_decode_char(std::string_view text, size_t pos, char32_t& code_point);
+
+// Appends the UTF-8 encoding of `code_point` (U+FFFD for values that are not characters).
+void utf8_append(std::string& out, char32_t code_point);
+
+bool utf8_is_valid(std::string_view text);
+
+// The Unicode White_Space property (what Rust's char::is_whitespace tests).
+bool utf8_is_white_space(char32_t code_point);
+
+// Length of the trailing bytes of `text` that start a valid sequence but stop before its end
+// ("\xE2\x82" at the end of "ab\xE2\x82" gives 2); 0 when text ends on a character boundary or
+// with bytes that can never become valid.
+size_t utf8_incomplete_tail_length(std::string_view text);
+
+// Replaces each maximal ill-formed subsequence with U+FFFD, the way the WHATWG decoder (and so
+// the JavaScript TextDecoder and Rust's from_utf8_lossy) does, so repaired text matches theirs.
+std::string utf8_repair(std::string_view text);
+
+// Splits `text` into characters for BPE: valid sequences become one piece each, every byte of an
+// invalid sequence becomes its own piece. Calls `visit(std::string_view piece)` in order.
+template <typename Visit>
+void utf8_for_each_char(std::string_view text, Visit&& visit) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    char32_t code_point = 0;
+    size_t length = utf8_decode_char(text, pos, code_point);
+    if (length == 0) {
+      length = 1;
+    }
+    visit(text.substr(pos, length));
+    pos += length;
+  }
+}
+
+}  // namespace staticlm

@@ -1,0 +1,93 @@
+// `staticlm export HF_DIR -o model.slm [...]`: a Hugging Face checkpoint to an hf_static v1
+// program, with a progress bar on a terminal and a summary at the end.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "staticlm/exporter/hf_static_export.h"
+#include "staticlm/tools/command.h"
+
+namespace staticlm::cli {
+namespace {
+
+struct ExportArgs {
+  std::string model_dir;
+  std::string output;
+  std::string dtype = "f32";
+  int64_t prefill_len = 64;
+  int64_t max_cache_len = 0;
+  std::string cache_dtype = "f32";
+  std::string kv_update = "in-place";
+  std::string logits = "all";
+};
+
+void draw_progress(const WriteProgress& progress) {
+  const double fraction =
+      progress.bytes_total == 0 ? 1.0 : static_cast<double>(progress.bytes_written) / static_cast<double>(progress.bytes_total);
+  constexpr int kWidth = 40;
+  const int filled = static_cast<int>(fraction * kWidth);
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(stderr, "\rwriting [%s] %3d%% %s / %s", bar.c_str(), static_cast<int>(fraction * 100.0),
+               human_bytes(progress.bytes_written).c_str(), human_bytes(progress.bytes_total).c_str());
+  if (progress.bytes_written >= progress.bytes_total) {
+    std::fprintf(stderr, "\n");
+  }
+}
+
+Status run_export(const ExportArgs& args) {
+  HfStaticExportOptions options;
+  STATICLM_ASSIGN_OR_RETURN(options.weight_dtype, parse_dtype(args.dtype));
+  STATICLM_ASSIGN_OR_RETURN(options.cache_dtype, parse_dtype(args.cache_dtype));
+  options.prefill_len = args.prefill_len;
+  options.max_cache_len = args.max_cache_len;
+  options.kv_update = args.kv_update == "returned" ? KvUpdateForm::kReturned : KvUpdateForm::kInPlace;
+  options.logits = args.logits == "last" ? LogitsMode::kLast : LogitsMode::kAll;
+  if (isatty(STDERR_FILENO)) {
+    options.on_progress = draw_progress;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  STATICLM_ASSIGN_OR_RETURN(HfStaticExportSummary summary, export_hf_static(args.model_dir, args.output, options));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("exported %s -> %s\n", summary.architecture.c_str(), args.output.c_str());
+  std::printf("  methods: prefill (chunk %lld), decode (1); max cache length %lld\n",
+              static_cast<long long>(summary.prefill_len), static_cast<long long>(summary.max_cache_len));
+  std::printf("  constants: %llu (%s); file %s; %.2f s\n", static_cast<unsigned long long>(summary.constant_count),
+              human_bytes(summary.constant_bytes).c_str(), human_bytes(summary.file_bytes).c_str(), seconds);
+  std::printf("  embedded files: %s\n", summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
+  return ok_status();
+}
+
+}  // namespace
+
+Command add_export_command(CLI::App& parent) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* app = parent.add_subcommand("export", "Export a Hugging Face checkpoint to an hf_static v1 program");
+  app->add_option("model_dir", args->model_dir, "Checkpoint directory (config.json, *.safetensors, tokenizer)")
+      ->required();
+  app->add_option("-o,--output", args->output, "Program file to write (.slm)")->required();
+  app->add_option("--dtype", args->dtype, "Weight dtype")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  app->add_option("--prefill-len", args->prefill_len, "Tokens per prefill call")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app->add_option("--max-cache-len", args->max_cache_len,
+                  "KV cache length (default: min(max_position_embeddings, 2048))")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app->add_option("--cache-dtype", args->cache_dtype, "KV cache dtype")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
+  app->add_option("--kv-update", args->kv_update, "How the program updates the KV caches")
+      ->check(CLI::IsMember({"in-place", "returned"}))
+      ->capture_default_str();
+  app->add_option("--logits", args->logits, "Logits of every chunk position, or only the last")
+      ->check(CLI::IsMember({"all", "last"}))
+      ->capture_default_str();
+  return {app, [args]() { return run_export(*args); }};
+}
+
+}  // namespace staticlm::cli

@@ -1,0 +1,217 @@
+// `staticlm inspect FILE [--json]`: what a program file holds. One description (a JSON
+// document) feeds both the --json output and the text rendering, so they never disagree.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "staticlm/core/tensor.h"
+#include "staticlm/format/program_file.h"
+#include "staticlm/tools/command.h"
+
+namespace staticlm::cli {
+namespace {
+
+using nlohmann::json;
+
+json metadata_json(const fb::MetadataEntry& entry) {
+  switch (entry.type()) {
+    case fb::MetadataType::Int: return entry.int_value();
+    case fb::MetadataType::Float: return entry.float_value();
+    case fb::MetadataType::String: return entry.string_value() == nullptr ? "" : entry.string_value()->str();
+    case fb::MetadataType::Bool: return entry.bool_value();
+    case fb::MetadataType::IntList: {
+      json list = json::array();
+      if (entry.int_list() != nullptr) {
+        for (int64_t v : *entry.int_list()) {
+          list.push_back(v);
+        }
+      }
+      return list;
+    }
+  }
+  return nullptr;
+}
+
+std::string spec_string(const fb::Value& value) {
+  std::string out(dtype_name(static_cast<DType>(value.dtype())));
+  Shape shape;
+  if (value.shape() != nullptr) {
+    shape.assign(value.shape()->begin(), value.shape()->end());
+  }
+  return out + shape_string(shape);
+}
+
+json io_json(const fb::Method& method, const flatbuffers::Vector<flatbuffers::Offset<fb::IoTensor>>* io) {
+  json list = json::array();
+  if (io == nullptr) {
+    return list;
+  }
+  for (const fb::IoTensor* tensor : *io) {
+    const fb::Value& value = *method.values()->Get(tensor->value());
+    Shape shape(value.shape()->begin(), value.shape()->end());
+    list.push_back({{"name", tensor->name()->str()},
+                    {"dtype", std::string(dtype_name(static_cast<DType>(value.dtype())))},
+                    {"shape", shape},
+                    {"mutable", tensor->mutable_()},
+                    {"spec", spec_string(value)}});
+  }
+  return list;
+}
+
+json describe(const ProgramFile& file) {
+  const fb::Program& program = file.program();
+  json doc;
+  doc["path"] = file.path();
+  doc["file_bytes"] = file.file_size();
+  doc["format_version"] = std::to_string(file.header().major_version) + "." +
+                          std::to_string(file.header().minor_version);
+
+  json metadata = json::object();
+  if (program.metadata() != nullptr) {
+    for (const fb::MetadataEntry* entry : *program.metadata()) {
+      metadata[entry->key()->str()] = metadata_json(*entry);
+    }
+  }
+  doc["metadata"] = metadata;
+
+  json methods = json::array();
+  if (program.methods() != nullptr) {
+    for (const fb::Method* method : *program.methods()) {
+      uint64_t kernel_calls = 0;
+      uint64_t delegate_calls = 0;
+      std::map<std::string, uint64_t> ops;
+      if (method->instructions() != nullptr) {
+        for (const fb::InstructionEntry* entry : *method->instructions()) {
+          if (const fb::KernelCall* call = entry->instruction_as_KernelCall()) {
+            ++kernel_calls;
+            ++ops[call->op()->str()];
+          } else {
+            ++delegate_calls;
+          }
+        }
+      }
+      methods.push_back({{"name", method->name()->str()},
+                         {"inputs", io_json(*method, method->inputs())},
+                         {"outputs", io_json(*method, method->outputs())},
+                         {"kernel_calls", kernel_calls},
+                         {"delegate_calls", delegate_calls},
+                         {"ops", ops},
+                         {"arena_bytes", method->memory_plan() == nullptr ? 0 : method->memory_plan()->arena_size()}});
+    }
+  }
+  doc["methods"] = methods;
+
+  std::map<std::string, json> by_dtype;
+  uint64_t constant_bytes = 0;
+  uint64_t constant_count = 0;
+  if (program.constants() != nullptr) {
+    for (const fb::Constant* constant : *program.constants()) {
+      std::string dtype(dtype_name(static_cast<DType>(constant->dtype())));
+      json& slot = by_dtype[dtype];
+      if (slot.is_null()) {
+        slot = {{"count", 0}, {"bytes", 0}};
+      }
+      slot["count"] = slot["count"].get<uint64_t>() + 1;
+      slot["bytes"] = slot["bytes"].get<uint64_t>() + constant->size();
+      constant_bytes += constant->size();
+      ++constant_count;
+    }
+  }
+  doc["constants"] = {{"count", constant_count}, {"bytes", constant_bytes}, {"by_dtype", by_dtype}};
+
+  json delegates = json::array();
+  if (program.delegates() != nullptr) {
+    for (const fb::Delegate* delegate : *program.delegates()) {
+      json specs = json::array();
+      if (delegate->compile_specs() != nullptr) {
+        for (const fb::CompileSpec* spec : *delegate->compile_specs()) {
+          specs.push_back({{"key", spec->key()->str()}, {"bytes", spec->value() == nullptr ? 0 : spec->value()->size()}});
+        }
+      }
+      delegates.push_back({{"backend", delegate->backend_id()->str()},
+                           {"blob_bytes", file.segment(delegate->blob_segment()).size()},
+                           {"compile_specs", specs}});
+    }
+  }
+  doc["delegates"] = delegates;
+
+  json files = json::array();
+  if (program.files() != nullptr) {
+    for (const fb::EmbeddedFile* embedded : *program.files()) {
+      files.push_back({{"name", embedded->name()->str()}, {"bytes", file.segment(embedded->segment()).size()}});
+    }
+  }
+  doc["embedded_files"] = files;
+  return doc;
+}
+
+void print_io(const json& tensors, const char* kind) {
+  for (const json& tensor : tensors) {
+    std::printf("    %-6s %-24s %s%s\n", kind, tensor["name"].get<std::string>().c_str(),
+                tensor["spec"].get<std::string>().c_str(), tensor["mutable"].get<bool>() ? "  (mutable)" : "");
+  }
+}
+
+void print_text(const json& doc) {
+  std::printf("program: %s (%s, format %s)\n", doc["path"].get<std::string>().c_str(),
+              human_bytes(doc["file_bytes"].get<uint64_t>()).c_str(), doc["format_version"].get<std::string>().c_str());
+  std::printf("metadata:%s\n", doc["metadata"].empty() ? " none" : "");
+  for (const auto& [key, value] : doc["metadata"].items()) {
+    std::printf("  %s = %s\n", key.c_str(), value.dump().c_str());
+  }
+  std::printf("methods:%s\n", doc["methods"].empty() ? " none" : "");
+  for (const json& method : doc["methods"]) {
+    std::printf("  %s: %zu inputs, %zu outputs, %llu kernel calls, %llu delegate calls, arena %s\n",
+                method["name"].get<std::string>().c_str(), method["inputs"].size(), method["outputs"].size(),
+                static_cast<unsigned long long>(method["kernel_calls"].get<uint64_t>()),
+                static_cast<unsigned long long>(method["delegate_calls"].get<uint64_t>()),
+                human_bytes(method["arena_bytes"].get<uint64_t>()).c_str());
+    print_io(method["inputs"], "input");
+    print_io(method["outputs"], "output");
+  }
+  const json& constants = doc["constants"];
+  std::printf("constants: %llu (%s)\n", static_cast<unsigned long long>(constants["count"].get<uint64_t>()),
+              human_bytes(constants["bytes"].get<uint64_t>()).c_str());
+  for (const auto& [dtype, entry] : constants["by_dtype"].items()) {
+    std::printf("  %-5s %llu (%s)\n", dtype.c_str(), static_cast<unsigned long long>(entry["count"].get<uint64_t>()),
+                human_bytes(entry["bytes"].get<uint64_t>()).c_str());
+  }
+  std::printf("delegates:%s\n", doc["delegates"].empty() ? " none" : "");
+  for (const json& delegate : doc["delegates"]) {
+    std::printf("  %s: blob %s, %zu compile specs\n", delegate["backend"].get<std::string>().c_str(),
+                human_bytes(delegate["blob_bytes"].get<uint64_t>()).c_str(), delegate["compile_specs"].size());
+  }
+  std::printf("embedded files:%s\n", doc["embedded_files"].empty() ? " none" : "");
+  for (const json& embedded : doc["embedded_files"]) {
+    std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),
+                human_bytes(embedded["bytes"].get<uint64_t>()).c_str());
+  }
+}
+
+struct InspectOptions {
+  std::string path;
+  bool json = false;
+};
+
+}  // namespace
+
+Command add_inspect_command(CLI::App& parent) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* app = parent.add_subcommand("inspect", "Print what a program file holds");
+  app->add_option("file", options->path, "Program file (.slm)")->required();
+  app->add_flag("--json", options->json, "Print a JSON document instead of text");
+  return {app, [options]() -> Status {
+            STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file, ProgramFile::open(options->path));
+            json doc = describe(*file);
+            if (options->json) {
+              std::printf("%s\n", doc.dump(2).c_str());
+            } else {
+              print_text(doc);
+            }
+            return ok_status();
+          }};
+}
+
+}  // namespace staticlm::cli

@@ -1,0 +1,31 @@
+#include "staticlm/tools/model_loader.h"
+
+#include <chrono>
+
+#include "staticlm/backends/portable/register.h"
+
+namespace staticlm::cli {
+
+Result<LoadedModel> load_model(const ModelLoadOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  LoadedModel model;
+  model.kernels = std::make_unique<KernelRegistry>();
+  STATICLM_RETURN_IF_ERROR(register_portable_kernels(*model.kernels));
+  model.contracts = std::make_unique<ContractRegistry>();
+  STATICLM_RETURN_IF_ERROR(register_builtin_contracts(*model.contracts));
+  model.allocators = std::make_unique<AllocatorRegistry>();
+
+  LoadOptions load;
+  load.kernels = model.kernels.get();
+  load.num_threads = options.num_threads;
+  STATICLM_ASSIGN_OR_RETURN(model.program, Program::load(options.path, load));
+  STATICLM_ASSIGN_OR_RETURN(model.contract, model.contracts->select(model.program->file()));
+  SessionOptions session;
+  STATICLM_ASSIGN_OR_RETURN(session.allocator, model.allocators->create(options.io_allocator));
+  session.strict_io = options.strict_io;
+  STATICLM_ASSIGN_OR_RETURN(model.session, model.contract->open(*model.program, session));
+  model.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return model;
+}
+
+}  // namespace staticlm::cli

@@ -1,0 +1,115 @@
+// `staticlm inspect` as a user runs it: on a good file, on --json, and on broken files, where it
+// must exit non-zero with exactly one line on stderr.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "example_program.h"
+
+namespace staticlm {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+CommandResult run_cli(const std::string& args) {
+  // ctest runs tests in parallel: give each test its own capture files.
+  const std::filesystem::path dir(::testing::TempDir());
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string out_path = (dir / ("cli_stdout_" + test + ".txt")).string();
+  const std::string err_path = (dir / ("cli_stderr_" + test + ".txt")).string();
+  const std::string command = std::string(STATICLM_CLI) + " " + args + " >" + out_path + " 2>" + err_path;
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_all(out_path);
+  result.err = read_all(err_path);
+  return result;
+}
+
+size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+class CliInspectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    path_ = (std::filesystem::path(::testing::TempDir()) / ("cli_example_" + test + ".slm")).string();
+    ASSERT_TRUE(testing::write_example_program(testing::ExampleWeights::random(3), path_).ok());
+  }
+  std::string write_variant(const std::string& name, const std::string& bytes) {
+    const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  std::string path_;
+};
+
+TEST_F(CliInspectTest, PrintsMethodsConstantsAndFiles) {
+  CommandResult result = run_cli("inspect " + path_);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("forward:"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("cache"), std::string::npos);
+  EXPECT_NE(result.out.find("(mutable)"), std::string::npos);
+  EXPECT_NE(result.out.find("f32[1,4,16]"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("constants: 4"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("notes.txt"), std::string::npos);
+  EXPECT_NE(result.out.find("example = \"attention block\""), std::string::npos) << result.out;
+}
+
+TEST_F(CliInspectTest, JsonIsAParseableDescription) {
+  CommandResult result = run_cli("inspect --json " + path_);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  nlohmann::json doc = nlohmann::json::parse(result.out);
+  ASSERT_EQ(doc["methods"].size(), 1u);
+  EXPECT_EQ(doc["methods"][0]["name"], "forward");
+  EXPECT_EQ(doc["methods"][0]["inputs"][2]["name"], "cache");
+  EXPECT_EQ(doc["methods"][0]["inputs"][2]["mutable"], true);
+  EXPECT_EQ(doc["methods"][0]["outputs"][0]["shape"], nlohmann::json({1, 4, 16}));
+  EXPECT_EQ(doc["constants"]["count"], 4);
+  EXPECT_EQ(doc["embedded_files"][0]["name"], "notes.txt");
+  EXPECT_EQ(doc["metadata"]["example"], "attention block");
+}
+
+TEST_F(CliInspectTest, BrokenFilesGiveOneLineAndNonZeroExit) {
+  const std::string good = read_all(path_);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated_header.slm", good.substr(0, 20)},
+      {"truncated_body.slm", good.substr(0, good.size() / 2)},
+      {"garbage.slm", std::string(4096, 'x')},
+      {"empty.slm", ""},
+  };
+  for (const auto& [name, bytes] : cases) {
+    CommandResult result = run_cli("inspect " + write_variant(name, bytes));
+    EXPECT_NE(result.exit_code, 0) << name;
+    EXPECT_EQ(count_lines(result.err), 1u) << name << ": " << result.err;
+    EXPECT_NE(result.err.find("staticlm inspect: error: "), std::string::npos) << result.err;
+    EXPECT_TRUE(result.out.empty()) << name;
+  }
+  CommandResult missing = run_cli("inspect /nonexistent/model.slm");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(count_lines(missing.err), 1u) << missing.err;
+  EXPECT_NE(missing.err.find("no such file"), std::string::npos) << missing.err;
+}
+
+TEST_F(CliInspectTest, UsageErrorsAreOneLine) {
+  CommandResult result = run_cli("inspect");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(count_lines(result.err), 1u) << result.err;
+}
+
+}  // namespace
+}  // namespace staticlm
