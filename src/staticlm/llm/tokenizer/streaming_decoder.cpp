@@ -1,5 +1,7 @@
 #include "staticlm/llm/tokenizer/streaming_decoder.h"
 
+#include <algorithm>
+
 #include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
