@@ -72,6 +72,18 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   return file;
 }
 
+void release_mapped_pages(std::span<const uint8_t> bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(bytes.data());
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + bytes.size()) / page * page;
+  if (bytes.empty() || last <= first) {
+    return;
+  }
+  // Advice only: a failure leaves the pages resident, which is harmless.
+  madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 Result<std::string> read_text_file(const std::string& path) {
   // Checked before opening: an ifstream opens a directory fine and then reads it as empty.
   struct stat info {};

@@ -34,6 +34,11 @@ class MappedFile {
   std::string path_;
 };
 
+// Tells the kernel this process is done with the whole pages inside `bytes`, a range of a
+// read-only MappedFile: they leave the resident set and are read again from the file if touched.
+// Streaming readers call it after each tensor so a pass over a large checkpoint stays small.
+void release_mapped_pages(std::span<const uint8_t> bytes);
+
 // Reads a whole (small) file into a string: config files, tokenizer files.
 Result<std::string> read_text_file(const std::string& path);
 

@@ -6,6 +6,7 @@
 
 #include "staticlm/core/checked_math.h"
 #include "staticlm/core/half.h"
+#include "staticlm/core/mapped_file.h"
 #include "staticlm/exporter/safetensors.h"
 
 namespace staticlm {
@@ -76,13 +77,16 @@ class ConvertedSource final : public ByteSource {
       if (!bytes_.empty()) {
         std::memcpy(out.data(), bytes_.data(), bytes_.size());
       }
-      return ok_status();
+    } else {
+      switch (from_) {
+        case DType::kF32: convert_from<DType::kF32>(to_, bytes_, out, elements_); break;
+        case DType::kF16: convert_from<DType::kF16>(to_, bytes_, out, elements_); break;
+        default: convert_from<DType::kBF16>(to_, bytes_, out, elements_); break;
+      }
     }
-    switch (from_) {
-      case DType::kF32: convert_from<DType::kF32>(to_, bytes_, out, elements_); break;
-      case DType::kF16: convert_from<DType::kF16>(to_, bytes_, out, elements_); break;
-      default: convert_from<DType::kBF16>(to_, bytes_, out, elements_); break;
-    }
+    // Each tensor is read once while writing a program: drop its pages so export's resident set
+    // stays near one tensor instead of growing to the whole checkpoint.
+    release_mapped_pages(bytes_);
     return ok_status();
   }
 

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "staticlm/core/mapped_file.h"
-#include "staticlm/exporter/strict_json.h"
+#include "staticlm/json/strict_json.h"
 
 namespace staticlm {
 namespace {

@@ -12,6 +12,19 @@
 #include "staticlm/partition/lower_program.h"
 
 namespace staticlm {
+
+struct TokenizerFiles {
+  std::vector<EmbeddedFileSpec> files;
+  std::vector<MappedFile> mappings;  // kept alive until the program is written
+  std::string kind = "none";
+  std::string hash;
+};
+
+HfStaticBuild::HfStaticBuild() = default;
+HfStaticBuild::~HfStaticBuild() = default;
+HfStaticBuild::HfStaticBuild(HfStaticBuild&&) noexcept = default;
+HfStaticBuild& HfStaticBuild::operator=(HfStaticBuild&&) noexcept = default;
+
 namespace {
 
 constexpr int64_t kContractVersion = 1;
@@ -44,13 +57,6 @@ Status check_options(const HfStaticExportOptions& options, const HfConfig& confi
   }
   return ok_status();
 }
-
-struct TokenizerFiles {
-  std::vector<EmbeddedFileSpec> files;
-  std::vector<MappedFile> mappings;  // kept alive until the program is written
-  std::string kind = "none";
-  std::string hash;
-};
 
 Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
   TokenizerFiles out;
@@ -131,19 +137,20 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
 
 }  // namespace
 
-Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, const std::string& output_path,
-                                               const HfStaticExportOptions& options) {
+Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStaticExportOptions& options) {
   STATICLM_ASSIGN_OR_RETURN(HfConfig config, HfConfig::load(model_dir));
   const int64_t max_cache_len = options.max_cache_len > 0
                                     ? options.max_cache_len
                                     : std::min<int64_t>(config.max_position_embeddings, kDefaultMaxCacheLen);
   STATICLM_RETURN_IF_ERROR(check_options(options, config, max_cache_len));
   STATICLM_ASSIGN_OR_RETURN(const ModelFamily* family, find_model_family(config));
+  HfStaticBuild build;
   STATICLM_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint, SafetensorsCheckpoint::open(model_dir));
+  build.checkpoint = std::make_unique<SafetensorsCheckpoint>(std::move(checkpoint));
 
   auto constants = std::make_shared<ConstantTable>();
   FamilyOptions family_options{options.weight_dtype, max_cache_len};
-  STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, checkpoint, *constants, family_options));
+  STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, *build.checkpoint, *constants, family_options));
 
   DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
   auto prefill = build_decoder_graph(model.params, model.weights, constants, shape);
@@ -157,28 +164,34 @@ Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, con
   }
 
   STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
+  build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
   LowerOptions lower;
-  lower.metadata = contract_metadata(config, model.params, options, max_cache_len, tokenizer);
-  lower.files = tokenizer.files;
+  lower.metadata = contract_metadata(config, model.params, options, max_cache_len, *build.tokenizer);
+  lower.files = build.tokenizer->files;
   std::vector<MethodGraph> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
-  STATICLM_ASSIGN_OR_RETURN(ProgramSpec spec, lower_to_program(methods, lower));
+  STATICLM_ASSIGN_OR_RETURN(build.spec, lower_to_program(methods, lower));
 
-  WriteOptions write_options;
-  write_options.on_progress = options.on_progress;
-  STATICLM_ASSIGN_OR_RETURN(WriteSummary written, write_program(spec, output_path, write_options));
-
-  HfStaticExportSummary summary;
+  HfStaticExportSummary& summary = build.summary;
   summary.architecture = config.architectures.front();
   summary.methods = {"prefill", "decode"};
   summary.prefill_len = options.prefill_len;
   summary.max_cache_len = max_cache_len;
-  summary.file_bytes = written.file_bytes;
-  summary.constant_count = spec.constants.size();
-  summary.constant_bytes = written.constant_bytes;
-  for (const EmbeddedFileSpec& file : tokenizer.files) {
+  summary.constant_count = build.spec.constants.size();
+  for (const EmbeddedFileSpec& file : build.tokenizer->files) {
     summary.embedded_files.push_back(file.name);
   }
-  return summary;
+  return build;
+}
+
+Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, const std::string& output_path,
+                                               const HfStaticExportOptions& options) {
+  STATICLM_ASSIGN_OR_RETURN(HfStaticBuild build, build_hf_static(model_dir, options));
+  WriteOptions write_options;
+  write_options.on_progress = options.on_progress;
+  STATICLM_ASSIGN_OR_RETURN(WriteSummary written, write_program(build.spec, output_path, write_options));
+  build.summary.file_bytes = written.file_bytes;
+  build.summary.constant_bytes = written.constant_bytes;
+  return build.summary;
 }
 
 }  // namespace staticlm

@@ -11,6 +11,8 @@
 
 #include "staticlm/core/result.h"
 #include "staticlm/exporter/decoder_graph.h"
+#include "staticlm/exporter/safetensors.h"
+#include "staticlm/format/program_spec.h"
 #include "staticlm/format/program_writer.h"
 
 namespace staticlm {
@@ -35,6 +37,26 @@ struct HfStaticExportSummary {
   uint64_t constant_bytes = 0;
   std::vector<std::string> embedded_files;
 };
+
+struct TokenizerFiles;
+
+// Everything a program needs before it is written: the spec, and what its byte sources borrow
+// from (the mapped checkpoint and tokenizer files). Lets callers adjust the spec (tests do)
+// before writing it.
+struct HfStaticBuild {
+  HfStaticBuild();
+  ~HfStaticBuild();
+  HfStaticBuild(HfStaticBuild&&) noexcept;
+  HfStaticBuild& operator=(HfStaticBuild&&) noexcept;
+
+  ProgramSpec spec;
+  HfStaticExportSummary summary;
+  std::unique_ptr<SafetensorsCheckpoint> checkpoint;
+  std::unique_ptr<TokenizerFiles> tokenizer;
+};
+
+// Reads, checks and builds the program without writing it. Errors as export_hf_static.
+Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStaticExportOptions& options);
 
 // Fails with InvalidArgument for bad options (naming the option), and with the readers' and
 // families' errors (naming the file and the key or tensor) for a bad checkpoint.

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "staticlm/core/checked_math.h"
-#include "staticlm/exporter/strict_json.h"
+#include "staticlm/json/strict_json.h"
 
 namespace staticlm {
 namespace {

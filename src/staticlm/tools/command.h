@@ -22,6 +22,8 @@ struct Command {
 Command add_inspect_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_logits_command(CLI::App& parent);
+Command add_run_command(CLI::App& parent);
+Command add_tokenize_command(CLI::App& parent);
 
 // "1.5 MiB", "312 B".
 std::string human_bytes(uint64_t bytes);

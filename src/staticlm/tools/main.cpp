@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   commands.push_back(staticlm::cli::add_export_command(app));
   commands.push_back(staticlm::cli::add_inspect_command(app));
   commands.push_back(staticlm::cli::add_logits_command(app));
+  commands.push_back(staticlm::cli::add_run_command(app));
+  commands.push_back(staticlm::cli::add_tokenize_command(app));
 
   try {
     app.parse(argc, argv);

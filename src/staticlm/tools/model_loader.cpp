@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "staticlm/backends/portable/register.h"
+#include "staticlm/tools/registration.h"
 
 namespace staticlm::cli {
 
@@ -10,13 +10,17 @@ Result<LoadedModel> load_model(const ModelLoadOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   LoadedModel model;
   model.kernels = std::make_unique<KernelRegistry>();
-  STATICLM_RETURN_IF_ERROR(register_portable_kernels(*model.kernels));
+  STATICLM_RETURN_IF_ERROR(register_kernels(*model.kernels));
+  model.backends = std::make_unique<BackendRuntimeRegistry>();
+  STATICLM_RETURN_IF_ERROR(register_backend_runtimes(*model.backends));
   model.contracts = std::make_unique<ContractRegistry>();
-  STATICLM_RETURN_IF_ERROR(register_builtin_contracts(*model.contracts));
+  STATICLM_RETURN_IF_ERROR(register_contracts(*model.contracts));
   model.allocators = std::make_unique<AllocatorRegistry>();
+  STATICLM_RETURN_IF_ERROR(register_io_allocators(*model.allocators));
 
   LoadOptions load;
   load.kernels = model.kernels.get();
+  load.backends = model.backends.get();
   load.num_threads = options.num_threads;
   STATICLM_ASSIGN_OR_RETURN(model.program, Program::load(options.path, load));
   STATICLM_ASSIGN_OR_RETURN(model.contract, model.contracts->select(model.program->file()));

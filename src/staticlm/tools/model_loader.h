@@ -24,6 +24,7 @@ struct ModelLoadOptions {
 struct LoadedModel {
   // Registries first: the program and session refer to them.
   std::unique_ptr<KernelRegistry> kernels;
+  std::unique_ptr<BackendRuntimeRegistry> backends;
   std::unique_ptr<ContractRegistry> contracts;
   std::unique_ptr<AllocatorRegistry> allocators;
   std::unique_ptr<Program> program;

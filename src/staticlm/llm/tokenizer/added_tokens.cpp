@@ -35,9 +35,17 @@ char32_t char_at(std::string_view text, size_t pos) {
 bool is_word_char(char32_t code_point) {
   if (code_point == '_') return true;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(code_point))) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
-    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_PC: return true;
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_PC: return true;
     default: return false;
   }
 }
@@ -95,7 +103,9 @@ Result<std::vector<AddedToken>> read_added_tokens(const Json& document) {
   return tokens;
 }
 
-void AddedTokenMatcher::add(const AddedToken& token) { tokens_.push_back(token); }
+void AddedTokenMatcher::add(const AddedToken& token) {
+  tokens_.push_back(token);
+}
 
 void AddedTokenMatcher::finish() {
   for (size_t i = 0; i < tokens_.size(); ++i) {

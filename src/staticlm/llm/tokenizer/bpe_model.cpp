@@ -23,9 +23,7 @@ struct MergeCandidate {
   int32_t pos;
   int32_t new_id;
   // std::priority_queue pops the largest; we want the lowest rank, then the leftmost position.
-  bool operator<(const MergeCandidate& other) const {
-    return rank != other.rank ? rank > other.rank : pos > other.pos;
-  }
+  bool operator<(const MergeCandidate& other) const { return rank != other.rank ? rank > other.rank : pos > other.pos; }
 };
 
 Status read_vocab(const Json& config, std::string_view where, TokenIdMap& vocab) {
@@ -47,8 +45,7 @@ Status read_vocab(const Json& config, std::string_view where, TokenIdMap& vocab)
 }
 
 // A merge is "left right" (tokenizers < 0.20) or ["left", "right"].
-Status read_merge_pair(const Json& merge, std::string_view where, size_t index, std::string& left,
-                       std::string& right) {
+Status read_merge_pair(const Json& merge, std::string_view where, size_t index, std::string& left, std::string& right) {
   if (merge.is_string()) {
     const std::string& text = merge.get_ref<const std::string&>();
     size_t space = text.find(' ');
@@ -130,8 +127,7 @@ Result<std::unique_ptr<BpeModel>> BpeModel::from_json(const Json& config, std::s
     auto right_it = model->vocab_.find(right);
     if (left_it == model->vocab_.end() || right_it == model->vocab_.end()) {
       return invalid_argument(where, ".merges[", rank, "]: token '",
-                              utf8_repair(left_it == model->vocab_.end() ? left : right),
-                              "' is not in the vocabulary");
+                              utf8_repair(left_it == model->vocab_.end() ? left : right), "' is not in the vocabulary");
     }
     // With a continuing-subword prefix the right half carries it, the merged token only once.
     std::string merged = left;
@@ -157,8 +153,8 @@ void BpeModel::append_char(std::string_view piece, std::vector<int32_t>& symbols
   if (byte_fallback_) {
     // The affixes are not part of the bytes: fall back on the character itself.
     std::string_view bytes = piece;
-    if (!continuing_subword_prefix_.empty() && bytes.substr(0, continuing_subword_prefix_.size()) ==
-                                                   std::string_view(continuing_subword_prefix_)) {
+    if (!continuing_subword_prefix_.empty() &&
+        bytes.substr(0, continuing_subword_prefix_.size()) == std::string_view(continuing_subword_prefix_)) {
       bytes.remove_prefix(continuing_subword_prefix_.size());
     }
     if (!end_of_word_suffix_.empty() && bytes.size() >= end_of_word_suffix_.size() &&

@@ -40,7 +40,9 @@ const Family& family(const std::string& name) {
   return loaded.emplace(name, std::move(entry)).first->second;
 }
 
-std::vector<int32_t> ids_of(const nlohmann::json& array) { return array.get<std::vector<int32_t>>(); }
+std::vector<int32_t> ids_of(const nlohmann::json& array) {
+  return array.get<std::vector<int32_t>>();
+}
 
 class HfParityTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -115,7 +117,7 @@ TEST_P(HfParityTest, StreamingDecodeEqualsFullDecodeAndStaysValidUtf8) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, HfParityTest, ::testing::Values("llama2", "llama3", "qwen3"),
-                         [](const auto& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
 
 TEST(HfFamilyFacts, SpecialIdsComeFromTheConfig) {
   const Tokenizer& llama2 = *family("llama2").tokenizer;
@@ -134,6 +136,7 @@ TEST(HfFamilyFacts, SpecialIdsComeFromTheConfig) {
   const Tokenizer& qwen3 = *family("qwen3").tokenizer;
   EXPECT_EQ(qwen3.bos_id(), std::nullopt);
   EXPECT_EQ(qwen3.eos_ids(), std::vector<int32_t>{151645});
+  EXPECT_EQ(qwen3.vocab_size(), 151669);
   auto think = qwen3.token_to_id("<think>");
   ASSERT_TRUE(think.has_value());
   EXPECT_FALSE(qwen3.is_special(*think));
@@ -171,6 +174,30 @@ TEST(HfFamilyFacts, DecodeRejectsIdsOutsideTheVocabulary) {
       << decoded.status().message();
   std::vector<int32_t> negative = {-1};
   EXPECT_FALSE(qwen3.decode(negative, false).ok());
+}
+
+TEST(HfFamilyFacts, StreamingBuffersByteLevelPiecesOfAnEmoji) {
+  for (const char* name : {"qwen3", "llama3"}) {
+    SCOPED_TRACE(name);
+    const Tokenizer& tokenizer = *family(name).tokenizer;
+    std::string text = "Hi \U0001F600\U0001F468\u200D\U0001F469\u200D\U0001F467 \U0001F1EF\U0001F1F5 done";
+    auto ids = tokenizer.encode(text, EncodeOptions{false, true});
+    ASSERT_TRUE(ids.ok());
+    StreamingDecoder stream(tokenizer, false);
+    std::string joined;
+    int held = 0;
+    for (int32_t id : *ids) {
+      auto chunk = stream.feed(id);
+      ASSERT_TRUE(chunk.ok());
+      EXPECT_TRUE(is_valid_utf8(*chunk));
+      held += chunk->empty() ? 1 : 0;
+      joined += *chunk;
+    }
+    joined += *stream.flush();
+    EXPECT_EQ(joined, text);
+    // Byte-level BPE splits at least one of these emoji across tokens.
+    EXPECT_GT(held, 0);
+  }
 }
 
 }  // namespace

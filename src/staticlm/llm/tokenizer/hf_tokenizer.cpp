@@ -49,7 +49,8 @@ Status HfTokenizer::encode_plain(std::string_view text, bool at_input_start, boo
       continue;
     }
     std::vector<PreToken> words;
-    words.push_back({normalized.substr(segment.begin, segment.end - segment.begin), at_input_start && segment.begin == 0});
+    words.push_back(
+        {normalized.substr(segment.begin, segment.end - segment.begin), at_input_start && segment.begin == 0});
     if (parts_.pre_tokenizer) {
       STATICLM_RETURN_IF_ERROR(parts_.pre_tokenizer->pre_tokenize(words));
     }

@@ -21,10 +21,10 @@
 namespace staticlm {
 
 struct HfTokenizerParts {
-  std::unique_ptr<Normalizer> normalizer;      // may be null
+  std::unique_ptr<Normalizer> normalizer;       // may be null
   std::unique_ptr<PreTokenizer> pre_tokenizer;  // may be null
-  std::unique_ptr<BpeModel> model;             // required
-  std::unique_ptr<TokenDecoder> decoder;       // may be null
+  std::unique_ptr<BpeModel> model;              // required
+  std::unique_ptr<TokenDecoder> decoder;        // may be null
   SpecialTokenTemplate special_template;
   std::vector<AddedToken> added_tokens;
   std::vector<int32_t> extra_special_ids;  // tokenizer_config.json additional_special_tokens
@@ -57,8 +57,7 @@ class HfTokenizer final : public Tokenizer {
   };
 
   // Normalizes, pre-tokenizes and BPE-encodes one plain segment of the input.
-  Status encode_plain(std::string_view text, bool at_input_start, bool parse_special,
-                      std::vector<int32_t>& ids) const;
+  Status encode_plain(std::string_view text, bool at_input_start, bool parse_special, std::vector<int32_t>& ids) const;
   Result<const TokenEntry*> entry(int32_t id) const;
 
   HfTokenizerParts parts_;

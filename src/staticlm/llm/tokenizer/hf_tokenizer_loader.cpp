@@ -55,7 +55,8 @@ Status apply_config(const Json& config, HfTokenizerParts& parts) {
   STATICLM_ASSIGN_OR_RETURN(std::optional<int32_t> eos, config_token_id(parts, config, "eos_token"));
   // A config that names no bos_token (Qwen: null) means the model has none.
   if (find_member(config, "bos_token") != nullptr) parts.bos_id = bos;
-  if (find_member(config, "eos_token") != nullptr) parts.eos_ids = eos ? std::vector<int32_t>{*eos} : std::vector<int32_t>{};
+  if (find_member(config, "eos_token") != nullptr)
+    parts.eos_ids = eos ? std::vector<int32_t>{*eos} : std::vector<int32_t>{};
   STATICLM_ASSIGN_OR_RETURN(parts.clean_up_tokenization_spaces,
                             read_bool(config, "clean_up_tokenization_spaces", false, ""));
 
@@ -66,10 +67,9 @@ Status apply_config(const Json& config, HfTokenizerParts& parts) {
     }
     for (const Json& item : *extra) {
       std::optional<std::string> token;
+      const Json* content = find_member(item, "content");
       if (item.is_string()) token = item.get<std::string>();
-      if (item.is_object() && find_member(item, "content") != nullptr && item["content"].is_string()) {
-        token = item["content"].get<std::string>();
-      }
+      if (content != nullptr && content->is_string()) token = content->get<std::string>();
       if (!token) {
         return invalid_argument("additional_special_tokens: expected token strings, found ", json_preview(item));
       }

@@ -41,16 +41,6 @@ std::string field_name(std::string_view where, std::string_view key) {
   return str_cat(where, ".", key);
 }
 
-std::string json_preview(const Json& value) {
-  constexpr size_t kLimit = 60;
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > kLimit) {
-    text.resize(kLimit - utf8_incomplete_tail_length(std::string_view(text).substr(0, kLimit)));
-    text += "...";
-  }
-  return text;
-}
-
 Result<std::string> read_string(const Json& object, std::string_view key, std::string_view where) {
   const Json* member = find_member(object, key);
   if (member == nullptr) {
@@ -127,8 +117,8 @@ Result<std::string> read_single_char(const Json& object, std::string_view key, s
   std::string value = text.value_or(std::string(fallback));
   char32_t code_point = 0;
   if (value.empty() || utf8_decode_char(value, 0, code_point) != value.size()) {
-    return invalid_argument(field_name(where, key), ": expected exactly one character, found \"",
-                            utf8_repair(value), "\"");
+    return invalid_argument(field_name(where, key), ": expected exactly one character, found \"", utf8_repair(value),
+                            "\"");
   }
   return value;
 }

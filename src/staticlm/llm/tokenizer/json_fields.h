@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/result.h"
+#include "staticlm/json/strict_json.h"
 
 namespace staticlm {
 
@@ -25,9 +26,6 @@ const Json* find_member(const Json& object, std::string_view key);
 
 // "where.key", the name a field has in messages.
 std::string field_name(std::string_view where, std::string_view key);
-
-// A short rendering of a value for messages ("\"two\"", "[1,2]", "null"), cut near 60 bytes.
-std::string json_preview(const Json& value);
 
 // Required string member. Fails with InvalidArgument when missing or not a string.
 Result<std::string> read_string(const Json& object, std::string_view key, std::string_view where);

@@ -11,7 +11,8 @@
 namespace staticlm {
 namespace {
 
-constexpr std::string_view kSupported = "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, StripAccents, Sequence";
+constexpr std::string_view kSupported =
+    "NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, StripAccents, Sequence";
 
 class UnicodeFormNormalizer final : public Normalizer {
  public:
@@ -106,7 +107,8 @@ class StripNormalizer final : public Normalizer {
     if (left_) {
       char32_t code_point = 0;
       size_t length = 0;
-      while (begin < end && (length = utf8_decode_char(text, begin, code_point)) > 0 && utf8_is_white_space(code_point)) {
+      while (begin < end && (length = utf8_decode_char(text, begin, code_point)) > 0 &&
+             utf8_is_white_space(code_point)) {
         begin += length;
       }
     }

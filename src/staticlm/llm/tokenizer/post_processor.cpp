@@ -122,7 +122,8 @@ Result<SpecialTokenTemplate> read_post_processor(const Json& config, std::string
     STATICLM_ASSIGN_OR_RETURN(const Json* items, read_array(config, "processors", where));
     SpecialTokenTemplate combined;
     for (size_t i = 0; i < items->size(); ++i) {
-      STATICLM_ASSIGN_OR_RETURN(SpecialTokenTemplate step, read_post_processor((*items)[i], str_cat(where, ".processors[", i, "]")));
+      STATICLM_ASSIGN_OR_RETURN(SpecialTokenTemplate step,
+                                read_post_processor((*items)[i], str_cat(where, ".processors[", i, "]")));
       // A later processor wraps the output of the earlier ones.
       combined.prefix.insert(combined.prefix.begin(), step.prefix.begin(), step.prefix.end());
       combined.suffix.insert(combined.suffix.end(), step.suffix.begin(), step.suffix.end());

@@ -184,7 +184,8 @@ class DigitsPreTokenizer final : public PreTokenizer {
       size_t pos = 0;
       bool in_digits = false;
       auto emit = [&](size_t end) {
-        if (end > start) out.push_back({std::string(text.substr(start, end - start)), piece.at_input_start && start == 0});
+        if (end > start)
+          out.push_back({std::string(text.substr(start, end - start)), piece.at_input_start && start == 0});
         start = end;
       };
       while (pos < text.size()) {

@@ -29,8 +29,9 @@ Result<Regex> Regex::compile(std::string_view pattern, std::string_view where) {
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
   // MATCH_INVALID_UTF: subjects may be partial byte-level text; ill-formed bytes just never match.
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error_code, &error_offset, nullptr);
+  pcre2_code* code =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                    PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error_code, &error_offset, nullptr);
   if (code == nullptr) {
     return invalid_argument(where, ": regex '", pattern, "' does not compile at offset ", error_offset, ": ",
                             pcre2_message(error_code));
@@ -56,9 +57,16 @@ Result<std::vector<RegexMatch>> Regex::find_all(std::string_view text) const {
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t start = 0;
   while (start <= text.size()) {
-    uint32_t options = 0;
-    int rc = compiled_->jit ? pcre2_jit_match(compiled_->code, subject, text.size(), start, options, data.get(), nullptr)
-                            : pcre2_match(compiled_->code, subject, text.size(), start, options, data.get(), nullptr);
+    constexpr uint32_t options = 0;
+    int rc = PCRE2_ERROR_JIT_STACKLIMIT;
+    if (compiled_->jit) {
+      rc = pcre2_jit_match(compiled_->code, subject, text.size(), start, options, data.get(), nullptr);
+    }
+    // The interpreter keeps its backtracking state on the heap, so it copes with inputs (long
+    // runs of one character class) that overflow the JIT's small machine stack.
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+      rc = pcre2_match(compiled_->code, subject, text.size(), start, options, data.get(), nullptr);
+    }
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       return invalid_argument(where_, ": matching regex '", pattern_, "' failed: ", pcre2_message(rc));
@@ -77,21 +85,6 @@ Result<std::vector<RegexMatch>> Regex::find_all(std::string_view text) const {
   }
   return matches;
 }
-
-Result<std::string> Regex::replace_all(std::string_view text, std::string_view replacement) const {
-  STATICLM_ASSIGN_OR_RETURN(std::vector<RegexMatch> matches, find_all(text));
-  std::string out;
-  out.reserve(text.size());
-  size_t previous = 0;
-  for (const RegexMatch& match : matches) {
-    out.append(text.substr(previous, match.begin - previous));
-    out.append(replacement);
-    previous = match.end;
-  }
-  out.append(text.substr(previous));
-  return out;
-}
-
 
 TextPattern TextPattern::literal(std::string text) {
   TextPattern pattern;
@@ -118,12 +111,12 @@ Result<std::vector<RegexMatch>> TextPattern::find_all(std::string_view text) con
 }
 
 Result<std::string> TextPattern::replace_all(std::string_view text, std::string_view replacement) const {
-  if (regex_) return regex_->replace_all(text, replacement);
   STATICLM_ASSIGN_OR_RETURN(std::vector<RegexMatch> matches, find_all(text));
   std::string out;
   out.reserve(text.size());
   size_t previous = 0;
   for (const RegexMatch& match : matches) {
+    if (match.end == match.begin) continue;
     out.append(text.substr(previous, match.begin - previous));
     out.append(replacement);
     previous = match.end;

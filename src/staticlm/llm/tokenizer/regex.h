@@ -31,9 +31,6 @@ class Regex {
   // hits PCRE2's resource limits.
   Result<std::vector<RegexMatch>> find_all(std::string_view text) const;
 
-  // Replaces every match of the pattern with `replacement` (taken literally).
-  Result<std::string> replace_all(std::string_view text, std::string_view replacement) const;
-
   const std::string& pattern() const { return pattern_; }
 
  private:
@@ -51,6 +48,7 @@ class TextPattern {
 
   // Same contract as Regex::find_all; a literal never produces empty matches.
   Result<std::vector<RegexMatch>> find_all(std::string_view text) const;
+  // Replaces every non-empty match with `replacement` (taken literally, no $1 groups).
   Result<std::string> replace_all(std::string_view text, std::string_view replacement) const;
 
  private:

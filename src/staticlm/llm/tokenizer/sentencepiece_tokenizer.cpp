@@ -95,7 +95,8 @@ Result<std::string> SentencePieceTokenizer::decode_bytes(std::span<const int32_t
   for (size_t i = 0; i <= kept.size(); ++i) {
     bool control = i < kept.size() && processor_.IsControl(kept[i]);
     if (i < kept.size() && !control) continue;
-    STATICLM_ASSIGN_OR_RETURN(std::string run, decode_run(std::span<const int32_t>(kept).subspan(run_begin, i - run_begin)));
+    STATICLM_ASSIGN_OR_RETURN(std::string run,
+                              decode_run(std::span<const int32_t>(kept).subspan(run_begin, i - run_begin)));
     text += run;
     if (control) text += processor_.IdToPiece(kept[i]);
     run_begin = i + 1;

@@ -6,10 +6,10 @@
 // pieces render as their piece text unless skip_special.
 #pragma once
 
+#include <sentencepiece_processor.h>
+
 #include <memory>
 #include <span>
-
-#include <sentencepiece_processor.h>
 
 #include "staticlm/llm/tokenizer/added_tokens.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"

@@ -7,9 +7,9 @@
 namespace staticlm {
 namespace {
 
-// The part of `full` after the already emitted `prefix`. When the new ids rewrote emitted text
-// (a clean-up rule spanning the boundary) the emitted part cannot be taken back, so the rest
-// from the next character boundary is returned.
+// The part of `full` after the already emitted `prefix`. Decoders only append as ids are added;
+// should one ever rewrite emitted text, that text cannot be taken back, so the rest from the next
+// character boundary is returned.
 std::string new_suffix(const std::string& full, const std::string& prefix) {
   if (full.compare(0, prefix.size(), prefix) == 0) return full.substr(prefix.size());
   size_t pos = std::min(prefix.size(), full.size());
@@ -25,15 +25,38 @@ StreamingDecoder::StreamingDecoder(const Tokenizer& tokenizer, bool skip_special
 void StreamingDecoder::reset() {
   ids_.clear();
   prefix_end_ = 0;
+  held_.clear();
 }
 
 Result<std::string> StreamingDecoder::window_text(size_t begin, size_t end, bool& incomplete) const {
   std::span<const int32_t> window(ids_.data() + begin, end - begin);
   STATICLM_ASSIGN_OR_RETURN(std::string bytes, tokenizer_.decode_bytes(window, skip_special_));
   incomplete = utf8_incomplete_tail_length(bytes) > 0;
-  std::string text = utf8_repair(bytes);
-  if (tokenizer_.clean_up_tokenization_spaces()) text = clean_up_tokenization(text);
-  return text;
+  return utf8_repair(bytes);
+}
+
+std::string StreamingDecoder::clean_up(std::string chunk, bool final) {
+  if (!tokenizer_.clean_up_tokenization_spaces()) return chunk;
+  held_ += chunk;
+  // Every clean-up rule starts with a space and spans at most 4 bytes, so text is final once no
+  // space lies within 3 bytes of its end; the rest waits for the next chunk.
+  size_t cut = held_.size();
+  if (!final) {
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (size_t pos = cut >= 3 ? cut - 3 : 0; pos < cut; ++pos) {
+        if (held_[pos] == ' ') {
+          cut = pos;
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+  std::string ready = clean_up_tokenization(std::string_view(held_).substr(0, cut));
+  held_.erase(0, cut);
+  return ready;
 }
 
 Result<std::string> StreamingDecoder::feed(int32_t id) {
@@ -47,7 +70,7 @@ Result<std::string> StreamingDecoder::feed(int32_t id) {
   if (incomplete) return std::string();
   bool prefix_incomplete = false;
   STATICLM_ASSIGN_OR_RETURN(std::string prefix, window_text(0, prefix_end_, prefix_incomplete));
-  std::string chunk = new_suffix(*full, prefix);
+  std::string chunk = clean_up(new_suffix(*full, prefix), false);
 
   // The next window starts at the last id that contributes text, so position-dependent rules
   // (the first piece loses its leading space) see the same neighbour as in a full decode; ids
@@ -73,7 +96,7 @@ Result<std::string> StreamingDecoder::flush() {
   STATICLM_ASSIGN_OR_RETURN(std::string full, window_text(0, ids_.size(), incomplete));
   bool prefix_incomplete = false;
   STATICLM_ASSIGN_OR_RETURN(std::string prefix, window_text(0, prefix_end_, prefix_incomplete));
-  std::string chunk = new_suffix(full, prefix);
+  std::string chunk = clean_up(new_suffix(full, prefix), true);
   reset();
   return chunk;
 }

@@ -6,7 +6,8 @@
 // the new suffix, so leading-space rules that depend on a token's position (SentencePiece's
 // first-piece space, Strip decoders) come out as in a full decode. While the window's bytes end
 // in an unfinished character (a byte-fallback <0xE2> waiting for <0x82><0xAC>, or byte-level
-// pieces of an emoji) nothing is emitted.
+// pieces of an emoji) nothing is emitted. With clean_up_tokenization_spaces a trailing space and
+// the few bytes after it wait until the next id shows whether " 's" or " ." follows.
 // The decoder borrows the tokenizer, which must outlive it. Not thread-safe.
 #pragma once
 
@@ -33,13 +34,18 @@ class StreamingDecoder {
   void reset();
 
  private:
-  // Window text, repaired and cleaned the way Tokenizer::decode would.
+  // The decoded window ids_[begin, end) with ill-formed UTF-8 repaired; `incomplete` tells
+  // whether its bytes end inside a character.
   Result<std::string> window_text(size_t begin, size_t end, bool& incomplete) const;
+  // Applies clean_up_tokenization (when the tokenizer uses it) to the stream of chunks, holding
+  // back a tail that a later chunk could still change; `final` releases everything.
+  std::string clean_up(std::string chunk, bool final);
 
   const Tokenizer& tokenizer_;
   bool skip_special_;
   std::vector<int32_t> ids_;  // ids_[0..prefix_end_) were emitted before, for context only
   size_t prefix_end_ = 0;
+  std::string held_;  // decoded text waiting for clean-up
 };
 
 }  // namespace staticlm

@@ -45,7 +45,8 @@ class MetaspaceDecoder final : public TokenDecoder {
 
 class ReplaceDecoder final : public TokenDecoder {
  public:
-  ReplaceDecoder(TextPattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  ReplaceDecoder(TextPattern pattern, std::string content)
+      : pattern_(std::move(pattern)), content_(std::move(content)) {}
   Status decode_chain(std::vector<DecodePiece>& pieces) const override {
     for (DecodePiece& piece : pieces) {
       STATICLM_ASSIGN_OR_RETURN(piece.text, pattern_.replace_all(piece.text, content_));
@@ -97,16 +98,16 @@ class FuseDecoder final : public TokenDecoder {
 
 class StripDecoder final : public TokenDecoder {
  public:
-  StripDecoder(std::string content, size_t start, size_t stop) : content_(std::move(content)), start_(start), stop_(stop) {}
+  StripDecoder(std::string content, size_t start, size_t stop)
+      : content_(std::move(content)), start_(start), stop_(stop) {}
   Status decode_chain(std::vector<DecodePiece>& pieces) const override {
     for (DecodePiece& piece : pieces) {
       std::string_view text = piece.text;
       for (size_t i = 0; i < start_ && text.substr(0, content_.size()) == content_; ++i) {
         text.remove_prefix(content_.size());
       }
-      for (size_t i = 0; i < stop_ && text.size() >= content_.size() &&
-                         text.substr(text.size() - content_.size()) == content_;
-           ++i) {
+      for (size_t i = 0;
+           i < stop_ && text.size() >= content_.size() && text.substr(text.size() - content_.size()) == content_; ++i) {
         text.remove_suffix(content_.size());
       }
       piece.text = std::string(text);

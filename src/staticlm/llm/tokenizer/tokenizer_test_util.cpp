@@ -1,10 +1,11 @@
 #include "staticlm/llm/tokenizer/tokenizer_test_util.h"
 
+#include <zlib.h>
+
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 namespace staticlm::tokenizer_test {
 

@@ -5,7 +5,9 @@ namespace {
 
 constexpr char32_t kReplacementCharacter = 0xFFFD;
 
-uint8_t byte_at(std::string_view text, size_t pos) { return static_cast<uint8_t>(text[pos]); }
+uint8_t byte_at(std::string_view text, size_t pos) {
+  return static_cast<uint8_t>(text[pos]);
+}
 
 // The number of bytes a sequence with this lead byte has, or 0 for a byte that cannot lead.
 size_t sequence_length(uint8_t lead) {
@@ -28,7 +30,9 @@ bool second_byte_ok(uint8_t lead, uint8_t second) {
   return second >= low && second <= high;
 }
 
-bool continuation_ok(uint8_t byte) { return byte >= 0x80 && byte <= 0xBF; }
+bool continuation_ok(uint8_t byte) {
+  return byte >= 0x80 && byte <= 0xBF;
+}
 
 // How many bytes from `pos` form a valid prefix of one sequence (at most the full length).
 size_t valid_prefix_length(std::string_view text, size_t pos, size_t length) {
@@ -97,7 +101,14 @@ bool utf8_is_valid(std::string_view text) {
 bool utf8_is_white_space(char32_t code_point) {
   if (code_point <= 0x7F) return code_point == ' ' || (code_point >= '\t' && code_point <= '\r');
   switch (code_point) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: return true;
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
     default: return code_point >= 0x2000 && code_point <= 0x200A;
   }
 }

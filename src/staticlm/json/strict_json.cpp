@@ -1,4 +1,4 @@
-#include "staticlm/exporter/strict_json.h"
+#include "staticlm/json/strict_json.h"
 
 #include <new>
 #include <set>

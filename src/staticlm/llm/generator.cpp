@@ -1,0 +1,191 @@
+#include "staticlm/llm/generator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "staticlm/core/process_memory.h"
+#include "staticlm/llm/tokenizer/streaming_decoder.h"
+
+namespace staticlm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Holds back generated text that could still turn into a stop string, and finds the first
+// stop string once it is complete.
+class StopStringFilter {
+ public:
+  explicit StopStringFilter(const std::vector<std::string>& stops) : stops_(stops) {}
+
+  // Adds text; returns what can be emitted now. Sets `stopped` when a stop string completed
+  // (the returned text then ends right before it).
+  std::string add(std::string_view text, bool& stopped) {
+    held_ += text;
+    size_t first_stop = std::string::npos;
+    for (const std::string& stop : stops_) {
+      if (!stop.empty()) {
+        first_stop = std::min(first_stop, held_.find(stop));
+      }
+    }
+    if (first_stop != std::string::npos) {
+      stopped = true;
+      std::string out = held_.substr(0, first_stop);
+      held_.clear();
+      return out;
+    }
+    // Keep the longest suffix that is a proper prefix of some stop string.
+    size_t keep = 0;
+    for (const std::string& stop : stops_) {
+      for (size_t length = std::min(stop.size() - (stop.empty() ? 0 : 1), held_.size()); length > keep; --length) {
+        if (held_.compare(held_.size() - length, length, stop, 0, length) == 0) {
+          keep = length;
+          break;
+        }
+      }
+    }
+    std::string out = held_.substr(0, held_.size() - keep);
+    held_.erase(0, held_.size() - keep);
+    return out;
+  }
+
+  std::string flush() { return std::exchange(held_, std::string()); }
+
+ private:
+  const std::vector<std::string>& stops_;
+  std::string held_;
+};
+
+}  // namespace
+
+std::string_view stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEos: return "end of sequence";
+    case StopReason::kStopString: return "stop string";
+    case StopReason::kMaxNewTokens: return "max new tokens";
+  }
+  return "unknown";
+}
+
+Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const int32_t> prompt,
+                                         const GenerationOptions& options, const TokenCallback& on_token) {
+  if (prompt.empty()) {
+    return invalid_argument("the prompt has no tokens");
+  }
+  if (options.max_new_tokens < 0) {
+    return invalid_argument("max new tokens must be >= 0, found ", options.max_new_tokens);
+  }
+  const auto prompt_len = static_cast<int64_t>(prompt.size());
+  // The last generated token is never fed back, so max_new_tokens - 1 decode steps follow the prompt.
+  const int64_t needed = prompt_len + std::max<int64_t>(0, options.max_new_tokens - 1);
+  if (needed > session.max_cache_len()) {
+    return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens,
+                        " new tokens needs ", needed, " cache positions, but the program's cache holds ",
+                        session.max_cache_len(), "; shorten the prompt, lower -n, or export with a larger "
+                        "--max-cache-len");
+  }
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    if (prompt[i] < 0 || prompt[i] >= session.vocab_size()) {
+      return invalid_argument("prompt token ", i, " is ", prompt[i], ", outside the vocabulary [0, ",
+                              session.vocab_size(), ")");
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling, session.vocab_size()));
+
+  GenerationResult result;
+  result.prompt_tokens.assign(prompt.begin(), prompt.end());
+  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  std::vector<float> logits(static_cast<size_t>(session.vocab_size()));
+  int64_t last_index = -1;
+  auto keep_last = [&](int64_t index, std::span<const float> row) {
+    if (index >= last_index) {
+      last_index = index;
+      std::copy(row.begin(), row.end(), logits.begin());
+    }
+  };
+
+  session.reset();
+  const auto start = Clock::now();
+  STATICLM_RETURN_IF_ERROR(session.prefill(prompt, keep_last));
+  result.prefill_seconds = seconds_since(start);
+  if (last_index != prompt_len - 1) {
+    return internal_error("prefill returned no logits for the last prompt token");
+  }
+
+  const auto decode_start = Clock::now();
+  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    STATICLM_ASSIGN_OR_RETURN(int32_t token, sampler.sample(logits, history));
+    if (step == 0) {
+      result.time_to_first_token_seconds = seconds_since(start);
+    }
+    if (std::find(options.eos_ids.begin(), options.eos_ids.end(), token) != options.eos_ids.end()) {
+      result.stop_reason = StopReason::kEos;
+      break;
+    }
+    result.tokens.push_back(token);
+    history.push_back(token);
+    if (on_token && !on_token(token)) {
+      result.stop_reason = StopReason::kStopString;
+      break;
+    }
+    if (step + 1 == options.max_new_tokens) {
+      break;
+    }
+    STATICLM_RETURN_IF_ERROR(session.decode(token, [&](int64_t, std::span<const float> row) {
+      std::copy(row.begin(), row.end(), logits.begin());
+    }));
+    ++result.decode_steps;
+  }
+  result.decode_seconds = seconds_since(decode_start);
+  result.peak_rss_bytes = peak_rss_bytes();
+  result.io = session.io_stats();
+  return result;
+}
+
+Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tokenizer, std::string_view prompt,
+                                       const GenerationOptions& options, const TextCallback& on_text) {
+  EncodeOptions encode;
+  encode.add_special_tokens = options.add_special_tokens;
+  STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt_tokens, tokenizer.encode(prompt, encode));
+  StreamingDecoder decoder(tokenizer, /*skip_special=*/true);
+  StopStringFilter filter(options.stop_strings);
+  std::string text;
+  Status stream_error;
+  bool stopped = false;
+  auto emit = [&](const std::string& piece) {
+    if (!piece.empty()) {
+      text += piece;
+      if (on_text) {
+        on_text(piece);
+      }
+    }
+  };
+  auto on_token = [&](int32_t token) {
+    auto piece = decoder.feed(token);
+    if (!piece.ok()) {
+      stream_error = piece.status();
+      return false;
+    }
+    emit(filter.add(*piece, stopped));
+    return !stopped;
+  };
+  STATICLM_ASSIGN_OR_RETURN(GenerationResult result, generate_tokens(session, prompt_tokens, options, on_token));
+  STATICLM_RETURN_IF_ERROR(stream_error);
+  if (!stopped) {
+    STATICLM_ASSIGN_OR_RETURN(std::string tail, decoder.flush());
+    emit(filter.add(tail, stopped));
+    if (!stopped) {
+      emit(filter.flush());
+    }
+  }
+  if (stopped) {
+    result.stop_reason = StopReason::kStopString;
+  }
+  result.text = std::move(text);
+  return result;
+}
+
+}  // namespace staticlm

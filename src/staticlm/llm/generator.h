@@ -1,0 +1,59 @@
+// Generation: prompt → chunked prefill → sample → decode loop, with stop conditions, a
+// streaming callback and the run statistics users expect (time to first token, prefill and
+// decode throughput, peak RSS, and where the I/O buffers came from).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "staticlm/core/result.h"
+#include "staticlm/llm/contract.h"
+#include "staticlm/llm/sampling/sampler.h"
+#include "staticlm/llm/tokenizer/tokenizer.h"
+
+namespace staticlm {
+
+struct GenerationOptions {
+  SamplingParams sampling;
+  int64_t max_new_tokens = 128;
+  std::vector<int32_t> eos_ids;          // generation stops (without emitting) on any of these
+  std::vector<std::string> stop_strings;  // generation stops before the first occurrence of any
+  bool add_special_tokens = true;         // BOS etc. as the tokenizer defines
+};
+
+enum class StopReason { kEos, kStopString, kMaxNewTokens };
+std::string_view stop_reason_name(StopReason reason);
+
+struct GenerationResult {
+  std::vector<int32_t> prompt_tokens;
+  std::vector<int32_t> tokens;  // generated, without the eos token that stopped generation
+  std::string text;             // generated text (stop string excluded)
+  StopReason stop_reason = StopReason::kMaxNewTokens;
+  double prefill_seconds = 0.0;
+  double time_to_first_token_seconds = 0.0;
+  double decode_seconds = 0.0;
+  int64_t decode_steps = 0;
+  uint64_t peak_rss_bytes = 0;
+  IoStats io;
+};
+
+// Called with each generated token as it is sampled; return false to stop early.
+using TokenCallback = std::function<bool(int32_t token)>;
+// Called with each piece of generated text as soon as it is final (never a broken UTF-8
+// sequence, never part of a stop string).
+using TextCallback = std::function<void(std::string_view text)>;
+
+// Generates from token ids. Resets the session first. Fails with OutOfRange before any work
+// when the prompt plus max_new_tokens exceeds the session's cache, InvalidArgument for an empty
+// prompt, a token outside the vocabulary or bad sampling parameters.
+Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const int32_t> prompt,
+                                         const GenerationOptions& options, const TokenCallback& on_token = {});
+
+// Encodes `prompt`, generates and streams the decoded text.
+Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tokenizer, std::string_view prompt,
+                                       const GenerationOptions& options, const TextCallback& on_text = {});
+
+}  // namespace staticlm

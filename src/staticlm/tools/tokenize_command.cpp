@@ -1,0 +1,109 @@
+// `staticlm tokenize (--tokenizer FILE | MODEL) [--json] TEXT` prints token ids;
+// `--decode IDS` turns ids back into text.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "staticlm/core/mapped_file.h"
+#include "staticlm/llm/program_tokenizer.h"
+#include "staticlm/tools/command.h"
+
+namespace staticlm::cli {
+namespace {
+
+struct TokenizeArgs {
+  std::string model;
+  std::string tokenizer_file;
+  std::string text;
+  std::vector<int64_t> decode;
+  bool json = false;
+  bool no_special = false;
+};
+
+Result<std::unique_ptr<Tokenizer>> open_tokenizer(const TokenizeArgs& args) {
+  if (!args.tokenizer_file.empty()) {
+    const std::string name = std::filesystem::path(args.tokenizer_file).filename().string();
+    if (name.size() >= 6 && name.substr(name.size() - 6) == ".model") {
+      STATICLM_ASSIGN_OR_RETURN(MappedFile file, MappedFile::open(args.tokenizer_file));
+      return load_sentencepiece_model(file.bytes());
+    }
+    STATICLM_ASSIGN_OR_RETURN(std::string text, read_text_file(args.tokenizer_file));
+    const std::filesystem::path config = std::filesystem::path(args.tokenizer_file).parent_path() / "tokenizer_config.json";
+    std::optional<std::string> config_text;
+    if (std::filesystem::exists(config)) {
+      STATICLM_ASSIGN_OR_RETURN(config_text, read_text_file(config.string()));
+    }
+    auto tokenizer = load_tokenizer_json(text, config_text ? std::optional<std::string_view>(*config_text) : std::nullopt);
+    if (!tokenizer.ok()) {
+      return tokenizer.status().with_context(str_cat("'", args.tokenizer_file, "'"));
+    }
+    return tokenizer;
+  }
+  if (args.model.empty()) {
+    return invalid_argument("give a program file or --tokenizer FILE");
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file, ProgramFile::open(args.model));
+  return load_program_tokenizer(*file);
+}
+
+Status run_tokenize(const TokenizeArgs& args) {
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, open_tokenizer(args));
+  if (!args.decode.empty()) {
+    std::vector<int32_t> ids;
+    for (int64_t id : args.decode) {
+      if (id < 0 || id > INT32_MAX) {
+        return invalid_argument("--decode: token id ", id, " is out of range");
+      }
+      ids.push_back(static_cast<int32_t>(id));
+    }
+    STATICLM_ASSIGN_OR_RETURN(std::string text, tokenizer->decode(ids, false));
+    if (args.json) {
+      std::printf("%s\n", nlohmann::json(text).dump().c_str());
+    } else {
+      std::printf("%s\n", text.c_str());
+    }
+    return ok_status();
+  }
+  EncodeOptions options;
+  options.add_special_tokens = !args.no_special;
+  STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer->encode(args.text, options));
+  if (args.json) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (int32_t id : ids) {
+      auto piece = tokenizer->id_to_token(id);
+      doc.push_back({{"id", id}, {"token", piece.ok() ? *piece : std::string()}});
+    }
+    std::printf("%s\n", doc.dump().c_str());
+  } else {
+    std::string line;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      line += (i == 0 ? "" : " ") + std::to_string(ids[i]);
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Command add_tokenize_command(CLI::App& parent) {
+  auto args = std::make_shared<TokenizeArgs>();
+  CLI::App* app = parent.add_subcommand("tokenize", "Print the token ids of a text, or decode ids back to text");
+  app->add_option("model", args->model, "Program file whose embedded tokenizer to use");
+  app->add_option("--tokenizer", args->tokenizer_file, "tokenizer.json or tokenizer.model to use instead");
+  app->add_option("--text,-t", args->text, "Text to tokenize");
+  app->add_option("--decode", args->decode, "Token ids to decode (comma-separated)")->delimiter(',');
+  app->add_flag("--json", args->json, "Print JSON (ids with their token strings)");
+  app->add_flag("--no-special", args->no_special, "Do not add BOS or other special tokens");
+  return {app, [args]() -> Status {
+            if (args->text.empty() && args->decode.empty()) {
+              return invalid_argument("give --text TEXT or --decode IDS");
+            }
+            return run_tokenize(*args);
+          }};
+}
+
+}  // namespace staticlm::cli
