@@ -76,12 +76,14 @@ def write_checkpoint(directory):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--staticlm", default="build/release/bin/staticlm")
+    parser.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     args = parser.parse_args()
+    extra = ["--dtype", args.dtype]
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR", "/tmp")) as scratch:
         total, largest = write_checkpoint(scratch)
         output = os.path.join(scratch, "model.slm")
         run = subprocess.run(["/usr/bin/time", "-v", args.staticlm, "export", scratch, "-o", output,
-                              "--prefill-len", "64", "--max-cache-len", "512"],
+                              "--prefill-len", "64", "--max-cache-len", "512"] + extra,
                              capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"export failed: {run.stderr}")
