@@ -2,46 +2,22 @@
 // must exit non-zero with exactly one line on stderr.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "example_program.h"
 
 namespace staticlm {
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-CommandResult run_cli(const std::string& args) {
-  // ctest runs tests in parallel: give each test its own capture files.
-  const std::filesystem::path dir(::testing::TempDir());
-  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string out_path = (dir / ("cli_stdout_" + test + ".txt")).string();
-  const std::string err_path = (dir / ("cli_stderr_" + test + ".txt")).string();
-  const std::string command = std::string(STATICLM_CLI) + " " + args + " >" + out_path + " 2>" + err_path;
-  const int status = std::system(command.c_str());
-  CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_all(out_path);
-  result.err = read_all(err_path);
-  return result;
-}
-
-size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+using testing::count_lines;
+using testing::read_file;
+using testing::run_cli;
+using testing::CommandResult;
 
 class CliInspectTest : public ::testing::Test {
  protected:
@@ -85,7 +61,7 @@ TEST_F(CliInspectTest, JsonIsAParseableDescription) {
 }
 
 TEST_F(CliInspectTest, BrokenFilesGiveOneLineAndNonZeroExit) {
-  const std::string good = read_all(path_);
+  const std::string good = read_file(path_);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"truncated_header.slm", good.substr(0, 20)},
       {"truncated_body.slm", good.substr(0, good.size() / 2)},

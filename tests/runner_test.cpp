@@ -102,6 +102,23 @@ TEST(GenerationTest, SeededSamplingIsReproducible) {
   EXPECT_NE(first->tokens, third->tokens);
 }
 
+TEST(GenerationTest, NeverSamplesIdsBeyondTheVocabularyLimit) {
+  auto opened = testing::open_test_session(export_fixture("qwen2", small_options(), "qwen2_limit.slm"));
+  ASSERT_TRUE(opened.ok());
+  const testing::FixtureReference ref = testing::load_fixture_reference("qwen2");
+  GenerationOptions options;
+  options.max_new_tokens = 30;
+  options.sampling.temperature = 5.0;  // nearly uniform: without the limit, ids >= 100 are certain
+  options.sampling.seed = 7;
+  options.sample_vocab_limit = 100;
+  auto result = generate_tokens(*opened->session, ref.prompt_tokens, options);
+  ASSERT_TRUE(result.ok()) << result.status().to_string();
+  ASSERT_EQ(result->tokens.size(), 30u);
+  for (int32_t token : result->tokens) {
+    EXPECT_LT(token, 100);
+  }
+}
+
 TEST(GenerationTest, TextStreamsAndStopsBeforeAStopString) {
   const std::string path = export_fixture("llama", small_options(), "llama_text.slm");
   auto opened = testing::open_test_session(path);

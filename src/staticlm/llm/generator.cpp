@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "staticlm/core/process_memory.h"
 #include "staticlm/llm/tokenizer/streaming_decoder.h"
@@ -78,6 +79,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   if (options.max_new_tokens < 0) {
     return invalid_argument("max new tokens must be >= 0, found ", options.max_new_tokens);
   }
+  STATICLM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling, session.vocab_size()));
   const auto prompt_len = static_cast<int64_t>(prompt.size());
   // The last generated token is never fed back, so max_new_tokens - 1 decode steps follow the prompt.
   const int64_t needed = prompt_len + std::max<int64_t>(0, options.max_new_tokens - 1);
@@ -93,8 +95,6 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
                               session.vocab_size(), ")");
     }
   }
-  STATICLM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling, session.vocab_size()));
-
   GenerationResult result;
   result.prompt_tokens.assign(prompt.begin(), prompt.end());
   std::vector<int32_t> history(prompt.begin(), prompt.end());
@@ -117,6 +117,9 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
 
   const auto decode_start = Clock::now();
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    if (options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()) {
+      std::fill(logits.begin() + options.sample_vocab_limit, logits.end(), -std::numeric_limits<float>::infinity());
+    }
     STATICLM_ASSIGN_OR_RETURN(int32_t token, sampler.sample(logits, history));
     if (step == 0) {
       result.time_to_first_token_seconds = seconds_since(start);
@@ -172,7 +175,9 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
     emit(filter.add(*piece, stopped));
     return !stopped;
   };
-  STATICLM_ASSIGN_OR_RETURN(GenerationResult result, generate_tokens(session, prompt_tokens, options, on_token));
+  GenerationOptions limited = options;
+  limited.sample_vocab_limit = tokenizer.vocab_size();
+  STATICLM_ASSIGN_OR_RETURN(GenerationResult result, generate_tokens(session, prompt_tokens, limited, on_token));
   STATICLM_RETURN_IF_ERROR(stream_error);
   if (!stopped) {
     STATICLM_ASSIGN_OR_RETURN(std::string tail, decoder.flush());

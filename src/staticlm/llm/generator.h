@@ -22,6 +22,10 @@ struct GenerationOptions {
   std::vector<int32_t> eos_ids;          // generation stops (without emitting) on any of these
   std::vector<std::string> stop_strings;  // generation stops before the first occurrence of any
   bool add_special_tokens = true;         // BOS etc. as the tokenizer defines
+  // Ids at or above this are never sampled (0 = no limit). Models often pad the logits beyond
+  // the tokenizer's vocabulary (Qwen: 151936 logits, 151665 tokens); generate_text sets it to
+  // the tokenizer's vocab_size so a padding id can never reach the detokenizer.
+  int64_t sample_vocab_limit = 0;
 };
 
 enum class StopReason { kEos, kStopString, kMaxNewTokens };

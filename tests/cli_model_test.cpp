@@ -1,0 +1,132 @@
+// The model commands as a user runs them: export, logits, run, tokenize — results checked
+// against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "cli_runner.h"
+#include "fixture_reference.h"
+#include "staticlm/llm/tokenizer/tokenizer.h"
+
+namespace staticlm {
+namespace {
+
+using testing::count_lines;
+using testing::run_cli;
+using testing::test_temp_path;
+
+std::string join_ids(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out += (i == 0 ? "" : ",") + std::to_string(ids[i]);
+  }
+  return out;
+}
+
+class CliModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ref_ = testing::load_fixture_reference("llama3");
+    program_ = test_temp_path("llama3.slm");
+    auto result = run_cli("export " + ref_.dir + " -o " + program_ + " --prefill-len 8 --max-cache-len 64");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    exported_ = result.out;
+  }
+  testing::FixtureReference ref_;
+  std::string program_;
+  std::string exported_;
+};
+
+TEST_F(CliModelTest, ExportPrintsASummary) {
+  EXPECT_NE(exported_.find("exported LlamaForCausalLM -> " + program_), std::string::npos) << exported_;
+  EXPECT_NE(exported_.find("prefill (chunk 8), decode (1); max cache length 64"), std::string::npos) << exported_;
+  EXPECT_NE(exported_.find("embedded files: tokenizer.json, tokenizer_config.json"), std::string::npos) << exported_;
+}
+
+TEST_F(CliModelTest, LogitsMatchTheReferenceInBothModes) {
+  for (const char* mode : {"prefill", "decode"}) {
+    const std::string out = test_temp_path(std::string(mode) + ".bin");
+    auto result = run_cli("logits " + program_ + " --tokens " + join_ids(ref_.prompt_tokens) + " --mode " + mode +
+                          " --out " + out);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string bytes = testing::read_file(out);
+    ASSERT_EQ(bytes.size(), ref_.logits.size() * sizeof(float)) << mode;
+    std::vector<float> logits(ref_.logits.size());
+    std::memcpy(logits.data(), bytes.data(), bytes.size());
+    for (size_t i = 0; i < logits.size(); ++i) {
+      ASSERT_NEAR(logits[i], ref_.logits[i], 1e-4 * std::max(1.0f, std::abs(ref_.logits[i]))) << mode << " " << i;
+    }
+  }
+}
+
+TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
+  auto result = run_cli("run " + program_ + " -p 'hello world' -n 6");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(result.out.empty());
+  EXPECT_NE(result.err.find("prompt: "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("time to first token"), std::string::npos);
+  EXPECT_NE(result.err.find("decode "), std::string::npos);
+  EXPECT_NE(result.err.find("peak RSS"), std::string::npos);
+  EXPECT_NE(result.err.find("I/O buffers: heap 10 buffers"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("heap fallbacks: 0"), std::string::npos);
+  // Greedy runs are reproducible.
+  auto again = run_cli("run " + program_ + " -p 'hello world' -n 6 -q");
+  ASSERT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.out, result.out);
+}
+
+TEST_F(CliModelTest, RunErrorsAreOneLine) {
+  auto unknown = run_cli("run " + program_ + " -p hi --io-allocator vendor9");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_EQ(count_lines(unknown.err), 1u) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown I/O allocator 'vendor9' (available: heap"), std::string::npos) << unknown.err;
+
+  auto too_long = run_cli("run " + program_ + " -p hi -n 100");
+  EXPECT_NE(too_long.exit_code, 0);
+  EXPECT_NE(too_long.err.find("but the program's cache holds 64"), std::string::npos) << too_long.err;
+
+  auto bad_sampling = run_cli("run " + program_ + " -p hi -n 4 --top-p 1.5");
+  EXPECT_NE(bad_sampling.exit_code, 0);
+  EXPECT_NE(bad_sampling.err.find("top_p"), std::string::npos) << bad_sampling.err;
+}
+
+TEST_F(CliModelTest, TokenizeUsesTheEmbeddedTokenizer) {
+  auto tokenizer_json = testing::read_file(ref_.dir + "/tokenizer.json");
+  auto config_json = testing::read_file(ref_.dir + "/tokenizer_config.json");
+  auto tokenizer = load_tokenizer_json(tokenizer_json, config_json);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
+  auto expected = (*tokenizer)->encode("the quick brown fox");
+  ASSERT_TRUE(expected.ok());
+
+  auto result = run_cli("tokenize " + program_ + " --text 'the quick brown fox'");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::string expected_line;
+  for (size_t i = 0; i < expected->size(); ++i) {
+    expected_line += (i == 0 ? "" : " ") + std::to_string((*expected)[i]);
+  }
+  EXPECT_EQ(result.out, expected_line + "\n");
+
+  auto decoded = run_cli("tokenize " + program_ + " --decode " + join_ids(*expected));
+  ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
+  EXPECT_NE(decoded.out.find("the quick brown fox"), std::string::npos) << decoded.out;
+
+  auto from_file = run_cli("tokenize --tokenizer " + ref_.dir + "/tokenizer.json --text 'the quick brown fox'");
+  EXPECT_EQ(from_file.out, result.out);
+}
+
+TEST(CliExportErrorTest, BadInputIsOneLine) {
+  auto missing = run_cli("export /nonexistent/model -o " + test_temp_path("x.slm"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(count_lines(missing.err), 1u) << missing.err;
+  EXPECT_NE(missing.err.find("config.json"), std::string::npos) << missing.err;
+
+  auto bad_option = run_cli("export " + testing::fixture_dir("llama") + " -o " + test_temp_path("x.slm") + " --dtype q4");
+  EXPECT_NE(bad_option.exit_code, 0);
+  EXPECT_EQ(count_lines(bad_option.err), 1u) << bad_option.err;
+  EXPECT_NE(bad_option.err.find("--dtype"), std::string::npos) << bad_option.err;
+}
+
+}  // namespace
+}  // namespace staticlm
