@@ -9,7 +9,9 @@ set(_staticlm_forbidden
   "staticlm_graph:staticlm_format,staticlm_runtime,staticlm_partition"
   "staticlm_runtime:staticlm_graph,staticlm_partition,staticlm_exporter,staticlm_llm"
   "staticlm_backend_portable:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_llm:staticlm_exporter,staticlm_partition,staticlm_backend_qnn"
+  "staticlm_llm:staticlm_exporter,staticlm_partition,staticlm_backend_qnn,staticlm_backend_shm,staticlm_backend_qnn_rpcmem"
+  "staticlm_backend_shm:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_qnn_rpcmem:staticlm_partition,staticlm_exporter,staticlm_llm"
 )
 
 function(_staticlm_collect_deps target out_var)

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "export_helpers.h"
 #include "fixture_reference.h"
 #include "session_helper.h"
 #include "staticlm/exporter/hf_static_export.h"
@@ -19,16 +20,8 @@ namespace {
 
 using testing::FixtureReference;
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / name).string();
-}
-
-HfStaticExportOptions small_options() {
-  HfStaticExportOptions options;
-  options.prefill_len = 8;
-  options.max_cache_len = 64;
-  return options;
-}
+using testing::small_options;
+using testing::temp_path;
 
 // Feeds the first `prefilled` prompt tokens through prefill (chunks of 8, the last one partial
 // and left-padded) and the rest through decode; returns the logits of every prompt token.

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 
+#include "export_helpers.h"
 #include "fixture_reference.h"
 #include "session_helper.h"
 #include "staticlm/exporter/hf_static_export.h"
@@ -18,16 +19,8 @@
 namespace staticlm {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / name).string();
-}
-
-HfStaticExportOptions small_options() {
-  HfStaticExportOptions options;
-  options.prefill_len = 8;
-  options.max_cache_len = 64;
-  return options;
-}
+using testing::small_options;
+using testing::temp_path;
 
 std::string export_fixture(const std::string& family, const HfStaticExportOptions& options, const std::string& name) {
   const std::string path = temp_path(name);

@@ -6,25 +6,7 @@
 namespace staticlm {
 namespace {
 
-class OwnedSource final : public ByteSource {
- public:
-  explicit OwnedSource(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  uint64_t size_bytes() const override { return bytes_.size(); }
-  Status read(std::span<uint8_t> out) const override {
-    if (out.size() != bytes_.size()) {
-      return internal_error("byte source holds ", bytes_.size(), " bytes, asked for ", out.size());
-    }
-    if (!bytes_.empty()) {
-      std::memcpy(out.data(), bytes_.data(), bytes_.size());
-    }
-    return ok_status();
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-class BorrowedSource final : public ByteSource {
+class BorrowedSource : public ByteSource {
  public:
   explicit BorrowedSource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
   uint64_t size_bytes() const override { return bytes_.size(); }
@@ -40,6 +22,17 @@ class BorrowedSource final : public ByteSource {
 
  private:
   std::span<const uint8_t> bytes_;
+};
+
+// Owns its bytes and serves them as a borrowed view of itself.
+class OwnedSource final : public BorrowedSource {
+ public:
+  explicit OwnedSource(std::vector<uint8_t> bytes) : OwnedSource(std::make_unique<std::vector<uint8_t>>(std::move(bytes))) {}
+
+ private:
+  explicit OwnedSource(std::unique_ptr<std::vector<uint8_t>> bytes)
+      : BorrowedSource(std::span<const uint8_t>(*bytes)), bytes_(std::move(bytes)) {}
+  std::unique_ptr<std::vector<uint8_t>> bytes_;
 };
 
 }  // namespace

@@ -69,6 +69,24 @@ Status check_sliding_window(const HfConfig& config, int64_t max_cache_len) {
   return ok_status();
 }
 
+Result<DecoderModel> load_llama_style(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
+                                      ConstantTable& constants, const FamilyOptions& options,
+                                      const LlamaStyleLayout& layout) {
+  if (layout.sliding_window) {
+    STATICLM_RETURN_IF_ERROR(check_sliding_window(config, options.max_cache_len));
+  }
+  DecoderModel model;
+  STATICLM_ASSIGN_OR_RETURN(model.params, read_decoder_hyper_params(config));
+  WeightMapper weights(checkpoint, constants, options.weight_dtype);
+  STATICLM_RETURN_IF_ERROR(weights.llama_globals(config, model.weights));
+  for (int64_t layer = 0; layer < model.params.num_layers; ++layer) {
+    STATICLM_ASSIGN_OR_RETURN(DecoderLayerWeights w,
+                              weights.llama_layer(layer, layout.qkv_bias, layout.o_bias, layout.qk_norm));
+    model.weights.layers.push_back(w);
+  }
+  return model;
+}
+
 Result<ConstantId> WeightMapper::optional(const std::string& name) {
   const SafetensorsTensor* tensor = checkpoint_.find(name);
   if (tensor == nullptr) {

@@ -49,6 +49,20 @@ Result<DecoderHyperParams> read_decoder_hyper_params(const HfConfig& config);
 // whole cache, which would silently differ from the model.
 Status check_sliding_window(const HfConfig& config, int64_t max_cache_len);
 
+// Which optional pieces a Llama-style family's blocks have.
+struct LlamaStyleLayout {
+  bool qkv_bias = false;        // biases on q/k/v projections
+  bool o_bias = false;          // bias on the output projection
+  bool qk_norm = false;         // per-head RMSNorm of queries and keys before RoPE
+  bool sliding_window = false;  // the config may set an attention window (checked against the cache)
+};
+
+// The shared body of the family files: reads hyper-parameters, checks the window, maps the
+// standard tensor names with the family's pieces switched on.
+Result<DecoderModel> load_llama_style(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
+                                      ConstantTable& constants, const FamilyOptions& options,
+                                      const LlamaStyleLayout& layout);
+
 // Maps checkpoint tensors to constants (converted to the export dtype, read lazily from the
 // mapping). The checkpoint must outlive the constants.
 class WeightMapper {

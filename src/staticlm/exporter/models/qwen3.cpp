@@ -5,18 +5,8 @@
 namespace staticlm {
 
 Result<DecoderModel> load_qwen3(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
-                                ConstantTable& constants, const FamilyOptions& options) {
-  STATICLM_RETURN_IF_ERROR(check_sliding_window(config, options.max_cache_len));
-  DecoderModel model;
-  STATICLM_ASSIGN_OR_RETURN(model.params, read_decoder_hyper_params(config));
-  WeightMapper weights(checkpoint, constants, options.weight_dtype);
-  STATICLM_RETURN_IF_ERROR(weights.llama_globals(config, model.weights));
-  for (int64_t layer = 0; layer < model.params.num_layers; ++layer) {
-    STATICLM_ASSIGN_OR_RETURN(DecoderLayerWeights w,
-                              weights.llama_layer(layer, config.attention_bias, config.attention_bias, true));
-    model.weights.layers.push_back(w);
-  }
-  return model;
+                               ConstantTable& constants, const FamilyOptions& options) {
+  return load_llama_style(config, checkpoint, constants, options, {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias, .qk_norm = true, .sliding_window = true});
 }
 
 }  // namespace staticlm

@@ -1,0 +1,72 @@
+#include "staticlm/backends/api/backend.h"
+
+#include "staticlm/backends/api/did_you_mean.h"
+
+namespace staticlm {
+
+Status BackendRegistry::add(std::shared_ptr<const Backend> backend) {
+  std::string id(backend->id());
+  if (backends_.count(id) != 0) {
+    return invalid_argument("backend '", id, "' is already registered");
+  }
+  STATICLM_RETURN_IF_ERROR(check_schema(backend->option_schema()));
+  if (backend->runtime() == nullptr || backend->runtime()->id() != id) {
+    return internal_error("backend '", id, "': its runtime side is missing or has another id");
+  }
+  backends_.emplace(std::move(id), std::move(backend));
+  return ok_status();
+}
+
+const Backend* BackendRegistry::find(std::string_view id) const {
+  auto it = backends_.find(id);
+  return it == backends_.end() ? nullptr : it->second.get();
+}
+
+Result<const Backend*> BackendRegistry::get(std::string_view id) const {
+  if (const Backend* backend = find(id)) {
+    return backend;
+  }
+  std::vector<std::string> ids;
+  for (const auto& [name, backend] : backends_) {
+    ids.push_back(name);
+  }
+  return not_found("unknown backend '", id, "'", did_you_mean(id, ids), " (backends: ",
+                   ids.empty() ? "none" : join(ids, ", "), ")");
+}
+
+std::vector<const Backend*> BackendRegistry::all() const {
+  std::vector<const Backend*> out;
+  for (const auto& [id, backend] : backends_) {
+    out.push_back(backend.get());
+  }
+  return out;
+}
+
+Status BackendRegistry::register_runtimes(BackendRuntimeRegistry& runtimes) const {
+  for (const auto& [id, backend] : backends_) {
+    STATICLM_RETURN_IF_ERROR(runtimes.add(backend->runtime()));
+  }
+  return ok_status();
+}
+
+std::vector<OptionSpec> partitioner_option_specs() {
+  std::vector<OptionSpec> specs(3);
+  specs[0].name = "skip_node_id_set";
+  specs[0].type = OptionType::kStringSet;
+  specs[0].default_value = std::vector<std::string>{};
+  specs[0].route = std::string(kRoutePartitioner);
+  specs[0].doc = "nodes kept off the backend: INDEX (every method), METHOD:INDEX, or a node name";
+  specs[1].name = "skip_node_op_set";
+  specs[1].type = OptionType::kStringSet;
+  specs[1].default_value = std::vector<std::string>{};
+  specs[1].route = std::string(kRoutePartitioner);
+  specs[1].doc = "ops kept off the backend, by op name (rope, attention, ...)";
+  specs[2].name = "skip_mutable_buffer";
+  specs[2].type = OptionType::kBool;
+  specs[2].default_value = false;
+  specs[2].route = std::string(kRoutePartitioner);
+  specs[2].doc = "keep nodes that update a buffer in place (in-place kv_cache_update) off the backend";
+  return specs;
+}
+
+}  // namespace staticlm
