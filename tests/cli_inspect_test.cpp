@@ -1,11 +1,11 @@
 // `staticlm inspect` as a user runs it: on a good file, on --json, and on broken files, where it
 // must exit non-zero with exactly one line on stderr.
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -14,10 +14,10 @@
 namespace staticlm {
 namespace {
 
+using testing::CommandResult;
 using testing::count_lines;
 using testing::read_file;
 using testing::run_cli;
-using testing::CommandResult;
 
 class CliInspectTest : public ::testing::Test {
  protected:

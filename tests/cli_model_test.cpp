@@ -1,14 +1,15 @@
 // The model commands as a user runs them: export, logits, run, tokenize — results checked
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "staticlm/llm/tokenizer/tokenizer.h"
+
 #include "cli_runner.h"
 #include "fixture_reference.h"
-#include "staticlm/llm/tokenizer/tokenizer.h"
 
 namespace staticlm {
 namespace {
@@ -122,7 +123,8 @@ TEST(CliExportErrorTest, BadInputIsOneLine) {
   EXPECT_EQ(count_lines(missing.err), 1u) << missing.err;
   EXPECT_NE(missing.err.find("config.json"), std::string::npos) << missing.err;
 
-  auto bad_option = run_cli("export " + testing::fixture_dir("llama") + " -o " + test_temp_path("x.slm") + " --dtype q4");
+  auto bad_option =
+      run_cli("export " + testing::fixture_dir("llama") + " -o " + test_temp_path("x.slm") + " --dtype q4");
   EXPECT_NE(bad_option.exit_code, 0);
   EXPECT_EQ(count_lines(bad_option.err), 1u) << bad_option.err;
   EXPECT_NE(bad_option.err.find("--dtype"), std::string::npos) << bad_option.err;

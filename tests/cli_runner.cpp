@@ -1,12 +1,12 @@
 #include "cli_runner.h"
 
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
 
 namespace staticlm::testing {
 
@@ -15,7 +15,9 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+size_t count_lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 std::string test_temp_path(const std::string& name) {
   // ctest runs tests in parallel processes: keep each test's files apart.
@@ -26,7 +28,8 @@ std::string test_temp_path(const std::string& name) {
 CommandResult run_cli(const std::string& args) {
   const std::string out_path = test_temp_path("stdout.txt");
   const std::string err_path = test_temp_path("stderr.txt");
-  const std::string command = std::string(STATICLM_CLI) + " " + args + " >" + out_path + " 2>" + err_path + " </dev/null";
+  const std::string command =
+      std::string(STATICLM_CLI) + " " + args + " >" + out_path + " 2>" + err_path + " </dev/null";
   const int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

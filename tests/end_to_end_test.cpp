@@ -1,15 +1,16 @@
 // A graph built, lowered, written, loaded and executed, checked against a double-precision
 // reference of the same equations written out here.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 
-#include "example_program.h"
+#include <gtest/gtest.h>
+
 #include "staticlm/backends/portable/register.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/runtime/program.h"
+
+#include "example_program.h"
 
 namespace staticlm {
 namespace {

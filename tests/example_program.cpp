@@ -40,15 +40,14 @@ ExampleWeights ExampleWeights::random(uint32_t seed) {
 Result<std::unique_ptr<Graph>> build_example_graph(const ExampleWeights& w) {
   using W = ExampleWeights;
   auto constants = std::make_shared<ConstantTable>();
-  STATICLM_ASSIGN_OR_RETURN(ConstantId table_id,
-                            constants->add("model.embed_tokens.weight", DType::kF32, {W::kVocab, W::kHidden},
-                                           float_source(w.table)));
+  STATICLM_ASSIGN_OR_RETURN(ConstantId table_id, constants->add("model.embed_tokens.weight", DType::kF32,
+                                                                {W::kVocab, W::kHidden}, float_source(w.table)));
   STATICLM_ASSIGN_OR_RETURN(ConstantId norm_id,
                             constants->add("model.norm.weight", DType::kF32, {W::kHidden}, float_source(w.norm)));
-  STATICLM_ASSIGN_OR_RETURN(ConstantId key_id, constants->add("k_proj.weight", DType::kF32, {W::kHidden, W::kHidden},
-                                                              float_source(w.w_key)));
-  STATICLM_ASSIGN_OR_RETURN(ConstantId query_id, constants->add("q_proj.weight", DType::kF32,
-                                                                {W::kHidden, W::kHidden}, float_source(w.w_query)));
+  STATICLM_ASSIGN_OR_RETURN(
+      ConstantId key_id, constants->add("k_proj.weight", DType::kF32, {W::kHidden, W::kHidden}, float_source(w.w_key)));
+  STATICLM_ASSIGN_OR_RETURN(ConstantId query_id, constants->add("q_proj.weight", DType::kF32, {W::kHidden, W::kHidden},
+                                                                float_source(w.w_query)));
 
   auto graph = std::make_unique<Graph>(constants);
   Graph& g = *graph;
@@ -75,8 +74,8 @@ Result<std::unique_ptr<Graph>> build_example_graph(const ExampleWeights& w) {
   rope.rotary_dim = W::kHeadDim;
   rope.to_attributes(rope_attrs);
   STATICLM_ASSIGN_OR_RETURN(ValueId q_rot, g.add(OpKind::kRope, {q_heads, positions}, rope_attrs));
-  STATICLM_ASSIGN_OR_RETURN(ValueId attended, g.add(OpKind::kAttention, {q_rot, updated, updated, positions},
-                                                    {{"scale", 0.5}}));
+  STATICLM_ASSIGN_OR_RETURN(ValueId attended,
+                            g.add(OpKind::kAttention, {q_rot, updated, updated, positions}, {{"scale", 0.5}}));
   STATICLM_ASSIGN_OR_RETURN(ValueId merged,
                             g.add(OpKind::kReshape, {attended}, {{"shape", Shape{1, W::kSeq, W::kHidden}}}));
   STATICLM_ASSIGN_OR_RETURN(ValueId residual, g.add(OpKind::kAdd, {x, merged}));

@@ -20,10 +20,10 @@ struct ExampleWeights {
   static constexpr int64_t kHeadDim = 4;
   static constexpr int64_t kCacheLen = 8;
   static constexpr int64_t kSeq = 4;
-  std::vector<float> table;   // [vocab, hidden], also the output projection
-  std::vector<float> norm;    // [hidden]
-  std::vector<float> w_key;   // [hidden, hidden]
-  std::vector<float> w_query; // [hidden, hidden]
+  std::vector<float> table;    // [vocab, hidden], also the output projection
+  std::vector<float> norm;     // [hidden]
+  std::vector<float> w_key;    // [hidden, hidden]
+  std::vector<float> w_query;  // [hidden, hidden]
   static ExampleWeights random(uint32_t seed);
 };
 

@@ -2,10 +2,10 @@
 // export shape (prefill chunk 8, cache 64) that makes a 20-token prompt span several chunks.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "staticlm/exporter/hf_static_export.h"
 

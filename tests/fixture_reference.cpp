@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+
 #include <nlohmann/json.hpp>
 
 namespace staticlm::testing {

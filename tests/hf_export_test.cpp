@@ -1,19 +1,20 @@
 // Export every fixture family to hf_static v1 and check the portable backend's logits against
 // the PyTorch reference (scripts/make_fixtures.py), across prefill chunks and decode steps,
 // for both KV update forms; plus the program's shape, constants and the export's refusals.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "staticlm/exporter/hf_static_export.h"
+#include "staticlm/exporter/safetensors.h"
+#include "staticlm/format/metadata.h"
 
 #include "export_helpers.h"
 #include "fixture_reference.h"
 #include "session_helper.h"
-#include "staticlm/exporter/hf_static_export.h"
-#include "staticlm/format/metadata.h"
-#include "staticlm/exporter/safetensors.h"
 
 namespace staticlm {
 namespace {
@@ -30,7 +31,8 @@ std::vector<float> run_prompt(LlmSession& session, const std::vector<int32_t>& t
   std::vector<float> logits(tokens.size() * vocab, std::nanf(""));
   auto sink_at = [&](size_t offset) {
     return [&, offset](int64_t index, std::span<const float> row) {
-      std::copy(row.begin(), row.end(), logits.begin() + static_cast<std::ptrdiff_t>((offset + static_cast<size_t>(index)) * vocab));
+      std::copy(row.begin(), row.end(),
+                logits.begin() + static_cast<std::ptrdiff_t>((offset + static_cast<size_t>(index)) * vocab));
     };
   };
   Status status = session.prefill(std::span(tokens).first(prefilled), sink_at(0));
@@ -86,22 +88,17 @@ TEST_P(FamilyExportTest, MatchesPyTorchReferenceAcrossChunksAndDecode) {
   EXPECT_EQ(session.position(), static_cast<int64_t>(ref.prompt_tokens.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FamilyExportTest,
-                         ::testing::Values(FamilyCase{"llama", KvUpdateForm::kInPlace},
-                                           FamilyCase{"llama", KvUpdateForm::kReturned},
-                                           FamilyCase{"llama3", KvUpdateForm::kInPlace},
-                                           FamilyCase{"llama3", KvUpdateForm::kReturned},
-                                           FamilyCase{"llama_sharded", KvUpdateForm::kInPlace},
-                                           FamilyCase{"qwen2", KvUpdateForm::kInPlace},
-                                           FamilyCase{"qwen2", KvUpdateForm::kReturned},
-                                           FamilyCase{"mistral", KvUpdateForm::kInPlace},
-                                           FamilyCase{"mistral", KvUpdateForm::kReturned},
-                                           FamilyCase{"qwen3", KvUpdateForm::kInPlace},
-                                           FamilyCase{"qwen3", KvUpdateForm::kReturned}),
-                         [](const auto& test_info) {
-                           return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place"
-                                                                                                       : "_returned");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Families, FamilyExportTest,
+    ::testing::Values(FamilyCase{"llama", KvUpdateForm::kInPlace}, FamilyCase{"llama", KvUpdateForm::kReturned},
+                      FamilyCase{"llama3", KvUpdateForm::kInPlace}, FamilyCase{"llama3", KvUpdateForm::kReturned},
+                      FamilyCase{"llama_sharded", KvUpdateForm::kInPlace}, FamilyCase{"qwen2", KvUpdateForm::kInPlace},
+                      FamilyCase{"qwen2", KvUpdateForm::kReturned}, FamilyCase{"mistral", KvUpdateForm::kInPlace},
+                      FamilyCase{"mistral", KvUpdateForm::kReturned}, FamilyCase{"qwen3", KvUpdateForm::kInPlace},
+                      FamilyCase{"qwen3", KvUpdateForm::kReturned}),
+    [](const auto& test_info) {
+      return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
+    });
 
 TEST(HfExportTest, TokenLogitsDoNotDependOnTheMethodThatComputedThem) {
   FixtureReference ref = testing::load_fixture_reference("qwen2");
@@ -139,16 +136,17 @@ TEST(HfExportTest, LastLogitsProgramReturnsTheLastRowOfEachChunk) {
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   EXPECT_FALSE(opened->session->prefill_returns_all_logits());
   std::vector<std::pair<int64_t, std::vector<float>>> rows;
-  Status status = opened->session->prefill(std::span(ref.prompt_tokens).first(13), [&](int64_t i, std::span<const float> row) {
-    rows.emplace_back(i, std::vector<float>(row.begin(), row.end()));
-  });
+  Status status = opened->session->prefill(
+      std::span(ref.prompt_tokens).first(13),
+      [&](int64_t i, std::span<const float> row) { rows.emplace_back(i, std::vector<float>(row.begin(), row.end())); });
   ASSERT_TRUE(status.ok()) << status.to_string();
   ASSERT_EQ(rows.size(), 2u);  // one per chunk: tokens 0-7, then 8-12 left-padded
   EXPECT_EQ(rows[0].first, 7);
   EXPECT_EQ(rows[1].first, 12);
   for (const auto& [index, row] : rows) {
-    expect_logits_near(row, std::span(ref.logits).subspan(static_cast<size_t>(index * ref.vocab), static_cast<size_t>(ref.vocab)),
-                       1e-4, "last logits");
+    expect_logits_near(
+        row, std::span(ref.logits).subspan(static_cast<size_t>(index * ref.vocab), static_cast<size_t>(ref.vocab)),
+        1e-4, "last logits");
   }
 }
 
@@ -190,7 +188,8 @@ TEST(HfExportTest, ProgramCarriesTheContractAndSharesWeights) {
     size_t uses = 0;
     for (const fb::Value* value : *method->values()) {
       if (value->storage() == fb::StorageKind::Constant &&
-          constants->Get(static_cast<flatbuffers::uoffset_t>(value->index()))->name()->str() == "model.embed_tokens.weight") {
+          constants->Get(static_cast<flatbuffers::uoffset_t>(value->index()))->name()->str() ==
+              "model.embed_tokens.weight") {
         ++uses;
       }
     }

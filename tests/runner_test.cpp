@@ -1,20 +1,21 @@
 // The LLM runner end to end on the export fixtures: greedy generation against the PyTorch
 // reference, every I/O buffer through the allocator hook (counting, failing, strict), contract
 // selection and each class of contract mismatch.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
 
-#include "export_helpers.h"
-#include "fixture_reference.h"
-#include "session_helper.h"
+#include <gtest/gtest.h>
+
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/llm/generator.h"
 #include "staticlm/llm/program_tokenizer.h"
+
+#include "export_helpers.h"
+#include "fixture_reference.h"
+#include "session_helper.h"
 
 namespace staticlm {
 namespace {
@@ -196,8 +197,8 @@ TEST(IoAllocatorTest, EveryBufferGoesThroughTheHookOnceAndIsFreed) {
     EXPECT_EQ(allocator->live.size(), 10u);
     // Every tensor of both methods is bound exactly once; the caches once per method.
     for (const char* method : {"prefill", "decode"}) {
-      for (const char* tensor : {"input_ids", "cache_position", "logits", "k_cache_0", "v_cache_0", "k_cache_1",
-                                 "v_cache_1"}) {
+      for (const char* tensor :
+           {"input_ids", "cache_position", "logits", "k_cache_0", "v_cache_0", "k_cache_1", "v_cache_1"}) {
         EXPECT_EQ(allocator->bindings[std::string(method) + "/" + tensor], 1) << method << "/" << tensor;
       }
     }
@@ -283,24 +284,27 @@ TEST(ContractValidationTest, MissingMethod) {
 }
 
 TEST(ContractValidationTest, MissingInput) {
-  expect_refused(open_edited("missing_input.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_layers", int64_t{3}); }),
-                 StatusCode::kInvalidArgument, "method 'prefill': missing input 'k_cache_2' (expected f32[1,2,64,16])");
+  expect_refused(
+      open_edited("missing_input.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_layers", int64_t{3}); }),
+      StatusCode::kInvalidArgument, "method 'prefill': missing input 'k_cache_2' (expected f32[1,2,64,16])");
 }
 
 TEST(ContractValidationTest, UnexpectedInput) {
-  expect_refused(open_edited("extra_input.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_layers", int64_t{1}); }),
-                 StatusCode::kInvalidArgument, "unexpected input 'k_cache_1'");
+  expect_refused(
+      open_edited("extra_input.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_layers", int64_t{1}); }),
+      StatusCode::kInvalidArgument, "unexpected input 'k_cache_1'");
 }
 
 TEST(ContractValidationTest, CacheShapeDisagreesWithMetadata) {
-  expect_refused(
-      open_edited("kv_heads.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_kv_heads", int64_t{4}); }),
-      StatusCode::kInvalidArgument, "method 'prefill' input 'k_cache_0': expected f32[1,4,64,16], found f32[1,2,64,16]");
+  expect_refused(open_edited("kv_heads.slm", [](ProgramSpec& spec) { set_metadata(spec, "num_kv_heads", int64_t{4}); }),
+                 StatusCode::kInvalidArgument,
+                 "method 'prefill' input 'k_cache_0': expected f32[1,4,64,16], found f32[1,2,64,16]");
 }
 
 TEST(ContractValidationTest, CacheDtypeDisagreesWithMetadata) {
-  expect_refused(open_edited("cache_dtype.slm", [](ProgramSpec& spec) { set_metadata(spec, "cache_dtype", std::string("f16")); }),
-                 StatusCode::kInvalidArgument, "input 'k_cache_0': expected f16[1,2,64,16], found f32[1,2,64,16]");
+  expect_refused(
+      open_edited("cache_dtype.slm", [](ProgramSpec& spec) { set_metadata(spec, "cache_dtype", std::string("f16")); }),
+      StatusCode::kInvalidArgument, "input 'k_cache_0': expected f16[1,2,64,16], found f32[1,2,64,16]");
 }
 
 TEST(ContractValidationTest, LogitsDisagreeWithVocabulary) {
@@ -315,15 +319,18 @@ TEST(ContractValidationTest, UpdateFormDisagreesWithMetadata) {
 }
 
 TEST(ContractValidationTest, BadMetadataValueIsNamed) {
-  expect_refused(open_edited("bad_logits.slm", [](ProgramSpec& spec) { set_metadata(spec, "logits", std::string("some")); }),
-                 StatusCode::kInvalidArgument, "metadata 'logits': expected one of all, last, found 'some'");
+  expect_refused(
+      open_edited("bad_logits.slm", [](ProgramSpec& spec) { set_metadata(spec, "logits", std::string("some")); }),
+      StatusCode::kInvalidArgument, "metadata 'logits': expected one of all, last, found 'some'");
 }
 
 TEST(ContractSelectionTest, UnknownContractOrVersionListsWhatIsSupported) {
   expect_refused(open_edited("v2.slm", [](ProgramSpec& spec) { set_metadata(spec, "contract_version", int64_t{2}); }),
-                 StatusCode::kUnimplemented, "uses contract hf_static v2, which this build does not implement (supported: hf_static v1)");
-  expect_refused(open_edited("other.slm", [](ProgramSpec& spec) { set_metadata(spec, "contract", std::string("onnx_genai")); }),
-                 StatusCode::kUnimplemented, "contract onnx_genai v1");
+                 StatusCode::kUnimplemented,
+                 "uses contract hf_static v2, which this build does not implement (supported: hf_static v1)");
+  expect_refused(
+      open_edited("other.slm", [](ProgramSpec& spec) { set_metadata(spec, "contract", std::string("onnx_genai")); }),
+      StatusCode::kUnimplemented, "contract onnx_genai v1");
   expect_refused(open_edited("none.slm",
                              [](ProgramSpec& spec) {
                                std::erase_if(spec.metadata, [](const MetadataSpec& m) { return m.key == "contract"; });
@@ -337,8 +344,9 @@ class ProbeContract final : public LlmContract {
   std::string_view name() const override { return "probe"; }
   int64_t version() const override { return 3; }
   Status validate(const Program& program) const override {
-    return program.method_names() == std::vector<std::string>{"prefill", "decode"} ? ok_status()
-                                                                                   : invalid_argument("probe: bad methods");
+    return program.method_names() == std::vector<std::string>{"prefill", "decode"}
+               ? ok_status()
+               : invalid_argument("probe: bad methods");
   }
   Result<std::unique_ptr<LlmSession>> open(const Program&, const SessionOptions&) const override {
     return unimplemented("probe sessions do not run");

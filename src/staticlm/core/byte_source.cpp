@@ -27,7 +27,8 @@ class BorrowedSource : public ByteSource {
 // Owns its bytes and serves them as a borrowed view of itself.
 class OwnedSource final : public BorrowedSource {
  public:
-  explicit OwnedSource(std::vector<uint8_t> bytes) : OwnedSource(std::make_unique<std::vector<uint8_t>>(std::move(bytes))) {}
+  explicit OwnedSource(std::vector<uint8_t> bytes)
+      : OwnedSource(std::make_unique<std::vector<uint8_t>>(std::move(bytes))) {}
 
  private:
   explicit OwnedSource(std::unique_ptr<std::vector<uint8_t>> bytes)

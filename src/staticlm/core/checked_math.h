@@ -33,7 +33,9 @@ inline std::optional<uint64_t> checked_align_up(uint64_t value, uint64_t alignme
   return *bumped & ~(alignment - 1);
 }
 
-inline bool is_power_of_two(uint64_t value) { return value != 0 && (value & (value - 1)) == 0; }
+inline bool is_power_of_two(uint64_t value) {
+  return value != 0 && (value & (value - 1)) == 0;
+}
 
 // Product of the dimensions; nullopt when a dimension is negative or the product overflows.
 inline std::optional<uint64_t> checked_num_elements(std::span<const int64_t> shape) {

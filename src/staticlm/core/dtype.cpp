@@ -23,7 +23,9 @@ constexpr std::array<DTypeInfo, 10> kDTypes = {{
 
 }  // namespace
 
-std::span<const DTypeInfo> all_dtypes() { return kDTypes; }
+std::span<const DTypeInfo> all_dtypes() {
+  return kDTypes;
+}
 
 const DTypeInfo* find_dtype(uint8_t code) {
   for (const DTypeInfo& info : kDTypes) {
@@ -56,8 +58,8 @@ Result<DType> parse_dtype(std::string_view name) {
 Result<uint64_t> dtype_bytes(DType dtype, uint64_t elements) {
   const DTypeInfo& info = dtype_info(dtype);
   if (elements % info.block_elements != 0) {
-    return invalid_argument(elements, " elements of ", info.name, " is not a whole number of ",
-                            info.block_elements, "-element blocks");
+    return invalid_argument(elements, " elements of ", info.name, " is not a whole number of ", info.block_elements,
+                            "-element blocks");
   }
   auto bytes = checked_mul(elements / info.block_elements, info.block_bytes);
   if (!bytes) {

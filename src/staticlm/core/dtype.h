@@ -40,7 +40,9 @@ std::span<const DTypeInfo> all_dtypes();
 const DTypeInfo* find_dtype(uint8_t code);
 
 const DTypeInfo& dtype_info(DType dtype);
-inline std::string_view dtype_name(DType dtype) { return dtype_info(dtype).name; }
+inline std::string_view dtype_name(DType dtype) {
+  return dtype_info(dtype).name;
+}
 
 // Parses "f32", "f16", "bf16", ... Fails with InvalidArgument listing the known names.
 Result<DType> parse_dtype(std::string_view name);

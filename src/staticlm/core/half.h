@@ -6,7 +6,9 @@
 
 namespace staticlm {
 
-inline float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+inline float bf16_to_f32(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 inline uint16_t f32_to_bf16(float value) {
   uint32_t bits = std::bit_cast<uint32_t>(value);

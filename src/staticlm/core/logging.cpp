@@ -38,9 +38,13 @@ LogSink set_log_sink(LogSink sink) {
   return std::exchange(current_sink(), std::move(sink));
 }
 
-void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level)); }
+void set_log_level(LogLevel level) {
+  g_level.store(static_cast<int>(level));
+}
 
-LogLevel log_level() { return static_cast<LogLevel>(g_level.load()); }
+LogLevel log_level() {
+  return static_cast<LogLevel>(g_level.load());
+}
 
 void log_message(LogLevel level, std::string_view message) {
   if (level < log_level()) {

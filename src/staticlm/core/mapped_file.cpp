@@ -1,8 +1,6 @@
 #include "staticlm/core/mapped_file.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 #include <utility>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 namespace staticlm {
 
@@ -20,9 +21,7 @@ MappedFile::~MappedFile() {
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      path_(std::move(other.path_)) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), path_(std::move(other.path_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {

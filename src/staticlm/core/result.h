@@ -12,15 +12,15 @@ namespace staticlm {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (status_.ok()) {
       status_ = Status(StatusCode::kInternal, "Result constructed from an OK status without a value");
     }
   }
-  template <typename U, typename = std::enable_if_t<std::is_convertible_v<U&&, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, T> &&
-                                                    !std::is_same_v<std::decay_t<U>, Status>>>
+  template <typename U,
+            typename = std::enable_if_t<std::is_convertible_v<U&&, T> && !std::is_same_v<std::decay_t<U>, T> &&
+                                        !std::is_same_v<std::decay_t<U>, Status>>>
   Result(U&& value) : value_(T(std::forward<U>(value))) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return value_.has_value(); }

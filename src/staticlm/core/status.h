@@ -50,7 +50,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status ok_status() { return Status(); }
+inline Status ok_status() {
+  return Status();
+}
 
 template <typename... Args>
 Status invalid_argument(const Args&... args) {

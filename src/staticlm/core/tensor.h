@@ -33,8 +33,7 @@ struct TensorSpec {
 class TensorView {
  public:
   TensorView() = default;
-  TensorView(void* data, DType dtype, std::span<const int64_t> shape)
-      : data_(data), dtype_(dtype), shape_(shape) {}
+  TensorView(void* data, DType dtype, std::span<const int64_t> shape) : data_(data), dtype_(dtype), shape_(shape) {}
 
   void* raw() const { return data_; }
   template <typename T>

@@ -62,8 +62,7 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t count, int64_t min_chunk,
-                              const std::function<void(int64_t, int64_t)>& body) {
+void ThreadPool::parallel_for(int64_t count, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
   if (count <= 0) {
     return;
   }

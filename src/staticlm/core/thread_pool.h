@@ -25,8 +25,7 @@ class ThreadPool {
 
   // Calls body(begin, end) over disjoint chunks covering [0, count), each at least
   // min_chunk long (except possibly the last).
-  void parallel_for(int64_t count, int64_t min_chunk,
-                    const std::function<void(int64_t begin, int64_t end)>& body);
+  void parallel_for(int64_t count, int64_t min_chunk, const std::function<void(int64_t begin, int64_t end)>& body);
 
  private:
   void worker_loop();

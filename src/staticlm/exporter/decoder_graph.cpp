@@ -8,12 +8,22 @@ std::string_view kv_update_form_name(KvUpdateForm form) {
   return form == KvUpdateForm::kInPlace ? "in-place" : "returned";
 }
 
-std::string_view logits_mode_name(LogitsMode mode) { return mode == LogitsMode::kAll ? "all" : "last"; }
+std::string_view logits_mode_name(LogitsMode mode) {
+  return mode == LogitsMode::kAll ? "all" : "last";
+}
 
-std::string key_cache_name(int64_t layer) { return str_cat("k_cache_", layer); }
-std::string value_cache_name(int64_t layer) { return str_cat("v_cache_", layer); }
-std::string new_key_name(int64_t layer) { return str_cat("k_new_", layer); }
-std::string new_value_name(int64_t layer) { return str_cat("v_new_", layer); }
+std::string key_cache_name(int64_t layer) {
+  return str_cat("k_cache_", layer);
+}
+std::string value_cache_name(int64_t layer) {
+  return str_cat("v_cache_", layer);
+}
+std::string new_key_name(int64_t layer) {
+  return str_cat("k_new_", layer);
+}
+std::string new_value_name(int64_t layer) {
+  return str_cat("v_new_", layer);
+}
 
 namespace {
 
@@ -43,7 +53,9 @@ class DecoderBuilder {
     return weight(id, expected, role);
   }
 
-  Result<ValueId> rms_norm(ValueId x, ValueId w) { return g_.add(OpKind::kRmsNorm, {x, w}, {{"eps", p_.rms_norm_eps}}); }
+  Result<ValueId> rms_norm(ValueId x, ValueId w) {
+    return g_.add(OpKind::kRmsNorm, {x, w}, {{"eps", p_.rms_norm_eps}});
+  }
 
   Result<ValueId> linear(ValueId x, ValueId w, ValueId bias = kNoValue) {
     if (bias == kNoValue) {
@@ -52,7 +64,9 @@ class DecoderBuilder {
     return g_.add(OpKind::kLinear, {x, w, bias});
   }
 
-  Result<ValueId> reshape(ValueId x, Shape shape) { return g_.add(OpKind::kReshape, {x}, {{"shape", std::move(shape)}}); }
+  Result<ValueId> reshape(ValueId x, Shape shape) {
+    return g_.add(OpKind::kReshape, {x}, {{"shape", std::move(shape)}});
+  }
 
   Result<ValueId> rope(ValueId x, ValueId positions) {
     Attributes attrs;
@@ -80,8 +94,8 @@ class DecoderBuilder {
   Status add_returned_rows(ValueId rows, const std::string& name) {
     STATICLM_ASSIGN_OR_RETURN(ValueId transposed, g_.add(OpKind::kTranspose, {rows}, {{"perm", Shape{0, 2, 1, 3}}}));
     if (shape_.cache_dtype != DType::kF32) {
-      STATICLM_ASSIGN_OR_RETURN(transposed, g_.add(OpKind::kCast, {transposed},
-                                                   {{"dtype", std::string(dtype_name(shape_.cache_dtype))}}));
+      STATICLM_ASSIGN_OR_RETURN(
+          transposed, g_.add(OpKind::kCast, {transposed}, {{"dtype", std::string(dtype_name(shape_.cache_dtype))}}));
     }
     return g_.add_output(name, transposed);
   }
@@ -91,7 +105,8 @@ class DecoderBuilder {
     const std::string prefix = str_cat("layer ", layer, " ");
     STATICLM_ASSIGN_OR_RETURN(ValueId norm, weight(w.input_norm, {p_.hidden_size}, prefix + "input norm"));
     STATICLM_ASSIGN_OR_RETURN(ValueId h, rms_norm(x, norm));
-    STATICLM_ASSIGN_OR_RETURN(ValueId q, project_heads(h, w.q_proj, w.q_bias, w.q_norm, p_.num_heads, prefix + "q_proj"));
+    STATICLM_ASSIGN_OR_RETURN(ValueId q,
+                              project_heads(h, w.q_proj, w.q_bias, w.q_norm, p_.num_heads, prefix + "q_proj"));
     STATICLM_ASSIGN_OR_RETURN(ValueId k,
                               project_heads(h, w.k_proj, w.k_bias, w.k_norm, p_.num_kv_heads, prefix + "k_proj"));
     STATICLM_ASSIGN_OR_RETURN(ValueId v,
@@ -121,10 +136,13 @@ class DecoderBuilder {
 
   Result<ValueId> mlp_block(int64_t layer, const DecoderLayerWeights& w, ValueId x) {
     const std::string prefix = str_cat("layer ", layer, " ");
-    STATICLM_ASSIGN_OR_RETURN(ValueId norm, weight(w.post_attention_norm, {p_.hidden_size}, prefix + "post-attention norm"));
+    STATICLM_ASSIGN_OR_RETURN(ValueId norm,
+                              weight(w.post_attention_norm, {p_.hidden_size}, prefix + "post-attention norm"));
     STATICLM_ASSIGN_OR_RETURN(ValueId h, rms_norm(x, norm));
-    STATICLM_ASSIGN_OR_RETURN(ValueId gate_w, weight(w.gate_proj, {p_.intermediate_size, p_.hidden_size}, prefix + "gate_proj"));
-    STATICLM_ASSIGN_OR_RETURN(ValueId up_w, weight(w.up_proj, {p_.intermediate_size, p_.hidden_size}, prefix + "up_proj"));
+    STATICLM_ASSIGN_OR_RETURN(ValueId gate_w,
+                              weight(w.gate_proj, {p_.intermediate_size, p_.hidden_size}, prefix + "gate_proj"));
+    STATICLM_ASSIGN_OR_RETURN(ValueId up_w,
+                              weight(w.up_proj, {p_.intermediate_size, p_.hidden_size}, prefix + "up_proj"));
     STATICLM_ASSIGN_OR_RETURN(ValueId down_w,
                               weight(w.down_proj, {p_.hidden_size, p_.intermediate_size}, prefix + "down_proj"));
     STATICLM_ASSIGN_OR_RETURN(ValueId gate, linear(h, gate_w));
@@ -164,8 +182,8 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
     v_caches.push_back(v);
   }
 
-  STATICLM_ASSIGN_OR_RETURN(ValueId embed, b.weight(weights.embed_tokens, {params.vocab_size, params.hidden_size},
-                                                    "token embedding"));
+  STATICLM_ASSIGN_OR_RETURN(ValueId embed,
+                            b.weight(weights.embed_tokens, {params.vocab_size, params.hidden_size}, "token embedding"));
   STATICLM_ASSIGN_OR_RETURN(ValueId x, graph->add(OpKind::kEmbedding, {embed, ids}));
   for (int64_t layer = 0; layer < params.num_layers; ++layer) {
     const DecoderLayerWeights& w = weights.layers[static_cast<size_t>(layer)];
@@ -177,9 +195,11 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
   STATICLM_ASSIGN_OR_RETURN(x, b.rms_norm(x, final_norm));
   if (shape.logits == LogitsMode::kLast && seq > 1) {
     // The contract left-pads a partial chunk, so the last row is always the last real token.
-    STATICLM_ASSIGN_OR_RETURN(x, graph->add(OpKind::kSlice, {x}, {{"axis", int64_t{1}}, {"start", seq - 1}, {"end", seq}}));
+    STATICLM_ASSIGN_OR_RETURN(
+        x, graph->add(OpKind::kSlice, {x}, {{"axis", int64_t{1}}, {"start", seq - 1}, {"end", seq}}));
   }
-  STATICLM_ASSIGN_OR_RETURN(ValueId head, b.weight(weights.lm_head, {params.vocab_size, params.hidden_size}, "lm_head"));
+  STATICLM_ASSIGN_OR_RETURN(ValueId head,
+                            b.weight(weights.lm_head, {params.vocab_size, params.hidden_size}, "lm_head"));
   STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.linear(x, head));
   STATICLM_RETURN_IF_ERROR(graph->add_output("logits", logits));
   return graph;

@@ -20,7 +20,9 @@ constexpr std::array<ModelFamily, 4> kFamilies = {{
 
 }  // namespace
 
-std::span<const ModelFamily> model_families() { return kFamilies; }
+std::span<const ModelFamily> model_families() {
+  return kFamilies;
+}
 
 Result<const ModelFamily*> find_model_family(const HfConfig& config) {
   for (const std::string& architecture : config.architectures) {
@@ -63,8 +65,10 @@ Status check_sliding_window(const HfConfig& config, int64_t max_cache_len) {
   const std::optional<int64_t> window = config.effective_sliding_window();
   if (window && *window < max_cache_len) {
     return unimplemented("'", config.config_path, "': sliding_window ", *window, " is smaller than max_cache_len ",
-                         max_cache_len, "; hf_static v1 attends over the whole cache, so export with "
-                         "--max-cache-len ", *window, " or less");
+                         max_cache_len,
+                         "; hf_static v1 attends over the whole cache, so export with "
+                         "--max-cache-len ",
+                         *window, " or less");
   }
   return ok_status();
 }

@@ -1,8 +1,8 @@
 #include "staticlm/exporter/sha256.h"
 
-#include <openssl/evp.h>
-
 #include <memory>
+
+#include <openssl/evp.h>
 
 namespace staticlm {
 

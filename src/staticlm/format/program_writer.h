@@ -29,7 +29,6 @@ struct WriteSummary {
 // Writes `spec` to `path` (through a temporary file renamed into place, so a failed write
 // never leaves a partial program behind). Fails with InvalidArgument naming the bad part of the
 // spec, or Unavailable when the file cannot be written.
-Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& path,
-                                   const WriteOptions& options = {});
+Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& path, const WriteOptions& options = {});
 
 }  // namespace staticlm

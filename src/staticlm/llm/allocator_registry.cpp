@@ -6,7 +6,9 @@ namespace staticlm {
 
 AllocatorRegistry::AllocatorRegistry() {
   entries_["heap"] = {"aligned process heap (the fallback for every other allocator)",
-                      []() -> Result<std::shared_ptr<IOBufferAllocator>> { return std::shared_ptr<IOBufferAllocator>(std::make_shared<HeapAllocator>()); }};
+                      []() -> Result<std::shared_ptr<IOBufferAllocator>> {
+                        return std::shared_ptr<IOBufferAllocator>(std::make_shared<HeapAllocator>());
+                      }};
 }
 
 Status AllocatorRegistry::add(std::string name, std::string description, AllocatorFactory factory) {

@@ -84,9 +84,9 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   // The last generated token is never fed back, so max_new_tokens - 1 decode steps follow the prompt.
   const int64_t needed = prompt_len + std::max<int64_t>(0, options.max_new_tokens - 1);
   if (needed > session.max_cache_len()) {
-    return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens,
-                        " new tokens needs ", needed, " cache positions, but the program's cache holds ",
-                        session.max_cache_len(), "; shorten the prompt, lower -n, or export with a larger "
+    return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens, " new tokens needs ",
+                        needed, " cache positions, but the program's cache holds ", session.max_cache_len(),
+                        "; shorten the prompt, lower -n, or export with a larger "
                         "--max-cache-len");
   }
   for (size_t i = 0; i < prompt.size(); ++i) {
@@ -137,9 +137,8 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     if (step + 1 == options.max_new_tokens) {
       break;
     }
-    STATICLM_RETURN_IF_ERROR(session.decode(token, [&](int64_t, std::span<const float> row) {
-      std::copy(row.begin(), row.end(), logits.begin());
-    }));
+    STATICLM_RETURN_IF_ERROR(session.decode(
+        token, [&](int64_t, std::span<const float> row) { std::copy(row.begin(), row.end(), logits.begin()); }));
     ++result.decode_steps;
   }
   result.decode_seconds = seconds_since(decode_start);

@@ -19,7 +19,7 @@ namespace staticlm {
 struct GenerationOptions {
   SamplingParams sampling;
   int64_t max_new_tokens = 128;
-  std::vector<int32_t> eos_ids;          // generation stops (without emitting) on any of these
+  std::vector<int32_t> eos_ids;           // generation stops (without emitting) on any of these
   std::vector<std::string> stop_strings;  // generation stops before the first occurrence of any
   bool add_special_tokens = true;         // BOS etc. as the tokenizer defines
   // Ids at or above this are never sampled (0 = no limit). Models often pad the logits beyond

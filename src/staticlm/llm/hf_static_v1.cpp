@@ -12,7 +12,9 @@ namespace {
 constexpr std::string_view kPrefill = "prefill";
 constexpr std::string_view kDecode = "decode";
 
-std::string tensor_name(std::string_view stem, int64_t layer) { return str_cat(stem, layer); }
+std::string tensor_name(std::string_view stem, int64_t layer) {
+  return str_cat(stem, layer);
+}
 
 Result<int64_t> positive_int(const ProgramFile& file, std::string_view key) {
   STATICLM_ASSIGN_OR_RETURN(int64_t value, metadata_int(file, key));
@@ -22,7 +24,8 @@ Result<int64_t> positive_int(const ProgramFile& file, std::string_view key) {
   return value;
 }
 
-Result<std::string> one_of(const ProgramFile& file, std::string_view key, std::initializer_list<std::string_view> allowed) {
+Result<std::string> one_of(const ProgramFile& file, std::string_view key,
+                           std::initializer_list<std::string_view> allowed) {
   STATICLM_ASSIGN_OR_RETURN(std::string value, metadata_string(file, key));
   for (std::string_view candidate : allowed) {
     if (value == candidate) {
@@ -55,12 +58,13 @@ Status check_io(std::string_view method, std::string_view kind, const std::vecto
     }
     if (kind == "input" && info.is_mutable != want.is_mutable) {
       return invalid_argument("method '", method, "' input '", info.name, "': expected ",
-                              want.is_mutable ? "a mutable (in-place updated) cache" : "a read-only input",
-                              ", found ", info.is_mutable ? "mutable" : "read-only");
+                              want.is_mutable ? "a mutable (in-place updated) cache" : "a read-only input", ", found ",
+                              info.is_mutable ? "mutable" : "read-only");
     }
   }
   for (const auto& [name, want] : expected) {
-    auto found = std::find_if(actual.begin(), actual.end(), [&](const IoTensorInfo& info) { return info.name == name; });
+    auto found =
+        std::find_if(actual.begin(), actual.end(), [&](const IoTensorInfo& info) { return info.name == name; });
     if (found == actual.end()) {
       return invalid_argument("method '", method, "': missing ", kind, " '", name, "' (expected ",
                               dtype_name(want.dtype), shape_string(want.shape), ")");
@@ -139,8 +143,8 @@ class HfStaticSession final : public LlmSession {
     const auto total = static_cast<int64_t>(tokens.size());
     for (int64_t begin = 0; begin < total; begin += c_.prefill_len) {
       const int64_t count = std::min(c_.prefill_len, total - begin);
-      STATICLM_RETURN_IF_ERROR(run_chunk(prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)),
-                                         begin, sink));
+      STATICLM_RETURN_IF_ERROR(
+          run_chunk(prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)), begin, sink));
     }
     return ok_status();
   }
@@ -312,6 +316,8 @@ Result<HfStaticConfig> HfStaticConfig::from_program(const ProgramFile& file) {
   return c;
 }
 
-std::unique_ptr<LlmContract> make_hf_static_v1_contract() { return std::make_unique<HfStaticV1>(); }
+std::unique_ptr<LlmContract> make_hf_static_v1_contract() {
+  return std::make_unique<HfStaticV1>();
+}
 
 }  // namespace staticlm

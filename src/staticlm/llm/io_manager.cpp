@@ -39,7 +39,8 @@ Result<void*> IOManager::allocate(const IoTensorRef& tensor) {
     }
     if (!warned_) {
       log_warning("allocator '", owner->name(), "' could not allocate ", tensor.bytes, " bytes for ",
-                  io_role_name(tensor.role), " '", tensor.name, "'; falling back to the heap (further fallbacks are "
+                  io_role_name(tensor.role), " '", tensor.name,
+                  "'; falling back to the heap (further fallbacks are "
                   "counted in the run stats)");
       warned_ = true;
     }

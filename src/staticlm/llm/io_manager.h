@@ -28,7 +28,7 @@ struct IoStats {
 };
 
 struct IoManagerOptions {
-  bool strict = false;   // refuse the heap fallback
+  bool strict = false;  // refuse the heap fallback
   size_t alignment = 64;
 };
 

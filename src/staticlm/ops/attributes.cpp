@@ -55,7 +55,9 @@ Result<T> get_typed(const Attributes& attrs, std::string_view name, std::string_
 
 }  // namespace
 
-Result<int64_t> Attributes::get_int(std::string_view name) const { return get_typed<int64_t>(*this, name, "int"); }
+Result<int64_t> Attributes::get_int(std::string_view name) const {
+  return get_typed<int64_t>(*this, name, "int");
+}
 
 Result<double> Attributes::get_float(std::string_view name) const {
   const AttrValue* value = find(name);

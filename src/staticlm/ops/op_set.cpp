@@ -13,11 +13,18 @@ namespace {
 
 using Specs = Result<std::vector<TensorSpec>>;
 
-bool is_weight_dtype(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16; }
-bool is_index_dtype(DType dtype) { return dtype == DType::kI32 || dtype == DType::kI64; }
-bool is_cache_dtype(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
+bool is_weight_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+bool is_index_dtype(DType dtype) {
+  return dtype == DType::kI32 || dtype == DType::kI64;
+}
+bool is_cache_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16;
+}
 
-Status expect_dtype(const TensorSpec& spec, std::string_view role, bool (*allowed)(DType), std::string_view allowed_names) {
+Status expect_dtype(const TensorSpec& spec, std::string_view role, bool (*allowed)(DType),
+                    std::string_view allowed_names) {
   if (!allowed(spec.dtype)) {
     return invalid_argument(role, ": expected dtype ", allowed_names, ", found ", dtype_name(spec.dtype));
   }
@@ -118,8 +125,12 @@ Specs infer_norm(InputSpecs in, const Attributes& attrs, double default_eps) {
   return std::vector<TensorSpec>{x};
 }
 
-Specs infer_rms_norm(InputSpecs in, const Attributes& attrs) { return infer_norm(in, attrs, 1e-6); }
-Specs infer_layer_norm(InputSpecs in, const Attributes& attrs) { return infer_norm(in, attrs, 1e-5); }
+Specs infer_rms_norm(InputSpecs in, const Attributes& attrs) {
+  return infer_norm(in, attrs, 1e-6);
+}
+Specs infer_layer_norm(InputSpecs in, const Attributes& attrs) {
+  return infer_norm(in, attrs, 1e-5);
+}
 
 Status check_positions(const TensorSpec& positions, int64_t seq_len) {
   STATICLM_RETURN_IF_ERROR(expect_dtype(positions, "positions", is_index_dtype, "i32 or i64"));
@@ -369,7 +380,9 @@ constexpr std::array<OpDef, 17> kOps = {{
 
 }  // namespace
 
-std::span<const OpDef> all_ops() { return kOps; }
+std::span<const OpDef> all_ops() {
+  return kOps;
+}
 
 const OpDef& op_def(OpKind kind) {
   const auto index = static_cast<size_t>(kind);

@@ -51,7 +51,9 @@ struct OpDef {
 
 std::span<const OpDef> all_ops();
 const OpDef& op_def(OpKind kind);
-inline std::string_view op_name(OpKind kind) { return op_def(kind).name; }
+inline std::string_view op_name(OpKind kind) {
+  return op_def(kind).name;
+}
 // Fails with NotFound listing the known ops.
 Result<OpKind> find_op(std::string_view name);
 

@@ -22,8 +22,8 @@ Result<RopeParams> RopeParams::from_attributes(const Attributes& attrs, int64_t 
   }
   STATICLM_ASSIGN_OR_RETURN(params.rotary_dim, attrs.get_int_or("rotary_dim", head_dim));
   if (params.rotary_dim <= 0 || params.rotary_dim > head_dim || params.rotary_dim % 2 != 0) {
-    return invalid_argument("attribute 'rotary_dim': expected an even value in [2, ", head_dim,
-                            "], found ", params.rotary_dim);
+    return invalid_argument("attribute 'rotary_dim': expected an even value in [2, ", head_dim, "], found ",
+                            params.rotary_dim);
   }
   STATICLM_ASSIGN_OR_RETURN(std::string scaling, attrs.get_string_or("scaling", "none"));
   if (scaling == "none") {

@@ -32,8 +32,12 @@ void* HeapAllocator::allocate(size_t bytes, size_t alignment) {
   return memory;
 }
 
-Status HeapAllocator::bind(void*, const IoTensorRef&) { return ok_status(); }
+Status HeapAllocator::bind(void*, const IoTensorRef&) {
+  return ok_status();
+}
 
-void HeapAllocator::free(void* pointer) { std::free(pointer); }
+void HeapAllocator::free(void* pointer) {
+  std::free(pointer);
+}
 
 }  // namespace staticlm

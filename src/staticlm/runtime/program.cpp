@@ -39,8 +39,7 @@ int find_io(std::span<const IoTensorInfo> infos, std::string_view name) {
   return -1;
 }
 
-Status check_binding(const IoTensorInfo& info, std::string_view kind, DType dtype, const void* data,
-                     uint64_t nbytes) {
+Status check_binding(const IoTensorInfo& info, std::string_view kind, DType dtype, const void* data, uint64_t nbytes) {
   if (dtype != info.dtype) {
     return invalid_argument(kind, " '", info.name, "': expected dtype ", dtype_name(info.dtype), ", found ",
                             dtype_name(dtype));
@@ -57,8 +56,12 @@ Status check_binding(const IoTensorInfo& info, std::string_view kind, DType dtyp
 
 }  // namespace
 
-int Method::input_index(std::string_view name) const { return find_io(inputs_, name); }
-int Method::output_index(std::string_view name) const { return find_io(outputs_, name); }
+int Method::input_index(std::string_view name) const {
+  return find_io(inputs_, name);
+}
+int Method::output_index(std::string_view name) const {
+  return find_io(outputs_, name);
+}
 
 Status Method::bind_input(std::string_view name, DType dtype, void* data, uint64_t nbytes) {
   const int index = input_index(name);
@@ -178,8 +181,8 @@ std::vector<IoTensorInfo> io_infos(const fb::Method& method,
 Result<std::vector<IoTensorInfo>> Program::method_inputs(std::string_view name) const {
   const fb::Method* method = file_->find_method(name);
   if (method == nullptr) {
-    return not_found("program '", file_->path(), "' has no method '", name, "' (methods: ",
-                     join(method_names(), ", "), ")");
+    return not_found("program '", file_->path(), "' has no method '", name, "' (methods: ", join(method_names(), ", "),
+                     ")");
   }
   return io_infos(*method, method->inputs());
 }
@@ -187,8 +190,8 @@ Result<std::vector<IoTensorInfo>> Program::method_inputs(std::string_view name) 
 Result<std::vector<IoTensorInfo>> Program::method_outputs(std::string_view name) const {
   const fb::Method* method = file_->find_method(name);
   if (method == nullptr) {
-    return not_found("program '", file_->path(), "' has no method '", name, "' (methods: ",
-                     join(method_names(), ", "), ")");
+    return not_found("program '", file_->path(), "' has no method '", name, "' (methods: ", join(method_names(), ", "),
+                     ")");
   }
   return io_infos(*method, method->outputs());
 }
@@ -200,10 +203,10 @@ struct MethodBuilder {
   const ProgramFile& file;
   const fb::Method& method;
   const LoadOptions& options;
-  std::vector<TensorSpec> specs;      // per value
+  std::vector<TensorSpec> specs;  // per value
   std::vector<fb::StorageKind> storage;
-  std::vector<bool> defined;          // written by an earlier instruction, or input / constant
-  std::vector<bool> mutable_input;    // per value: an input the program may write
+  std::vector<bool> defined;        // written by an earlier instruction, or input / constant
+  std::vector<bool> mutable_input;  // per value: an input the program may write
 
   TensorSpec spec_of(uint32_t value) const { return specs[value]; }
 
@@ -237,8 +240,8 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
   const fb::Method* method = file_->find_method(name);
   if (method == nullptr) {
     std::vector<std::string> names = method_names();
-    return not_found("program '", file_->path(), "' has no method '", name, "' (methods: ",
-                     names.empty() ? "none" : join(names, ", "), ")");
+    return not_found("program '", file_->path(), "' has no method '", name,
+                     "' (methods: ", names.empty() ? "none" : join(names, ", "), ")");
   }
   std::unique_ptr<Method> out(new Method());
   out->name_ = std::string(name);
@@ -272,19 +275,14 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
     builder.storage[v] = value->storage();
     void* data = nullptr;
     switch (value->storage()) {
-      case fb::StorageKind::Arena:
-        data = out->arena_.data() + value->index();
-        break;
+      case fb::StorageKind::Arena: data = out->arena_.data() + value->index(); break;
       case fb::StorageKind::Constant:
         // Kernels never write constants (checked below), so dropping const is safe.
         data = const_cast<uint8_t*>(file_->constant_bytes(static_cast<uint32_t>(value->index())).data());
         builder.defined[v] = true;
         break;
-      case fb::StorageKind::Input:
-        builder.defined[v] = true;
-        break;
-      case fb::StorageKind::Output:
-        break;
+      case fb::StorageKind::Input: builder.defined[v] = true; break;
+      case fb::StorageKind::Output: break;
     }
     out->values_[v] = TensorView(data, dtype, out->shapes_[v]);
   }
@@ -380,7 +378,8 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
     } else if (const fb::DelegateCall* delegate_call = entry->instruction_as_DelegateCall()) {
       const fb::Delegate* delegate = file_->program().delegates()->Get(delegate_call->delegate());
       const std::string backend_id = delegate->backend_id()->str();
-      step.label = str_cat("instruction ", n, " (delegate ", delegate_call->delegate(), ", backend '", backend_id, "')");
+      step.label =
+          str_cat("instruction ", n, " (delegate ", delegate_call->delegate(), ", backend '", backend_id, "')");
       const std::string label = str_cat("method '", name, "' ", step.label);
       const BackendRuntime* backend = options_.backends == nullptr ? nullptr : options_.backends->find(backend_id);
       if (backend == nullptr) {
@@ -425,10 +424,12 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
       const auto* order = delegate->output_order();
       for (size_t i = 0; i < produced.size(); ++i) {
         const uint32_t target =
-            call_outputs[order == nullptr || order->size() == 0 ? i : order->Get(static_cast<flatbuffers::uoffset_t>(i))];
+            call_outputs[order == nullptr || order->size() == 0 ? i
+                                                                : order->Get(static_cast<flatbuffers::uoffset_t>(i))];
         const TensorSpec& bound = builder.specs[target];
         auto produced_bytes = tensor_bytes(produced[i].dtype, produced[i].shape);
-        if (!produced_bytes.ok() || produced[i].dtype != bound.dtype || out->values_[target].nbytes() != *produced_bytes) {
+        if (!produced_bytes.ok() || produced[i].dtype != bound.dtype ||
+            out->values_[target].nbytes() != *produced_bytes) {
           return invalid_argument(label, ": delegate output ", i, " is ", dtype_name(produced[i].dtype),
                                   shape_string(produced[i].shape), " but is bound to value ", target, " (",
                                   dtype_name(bound.dtype), shape_string(bound.shape), ")");

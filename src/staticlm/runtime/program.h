@@ -28,10 +28,10 @@
 namespace staticlm {
 
 struct LoadOptions {
-  const KernelRegistry* kernels = nullptr;             // required
-  const BackendRuntimeRegistry* backends = nullptr;    // needed only for programs with delegates
-  std::shared_ptr<ThreadPool> thread_pool;             // shared with the caller; created if empty
-  int num_threads = 0;                                 // for a created pool; 0 = all cores
+  const KernelRegistry* kernels = nullptr;           // required
+  const BackendRuntimeRegistry* backends = nullptr;  // needed only for programs with delegates
+  std::shared_ptr<ThreadPool> thread_pool;           // shared with the caller; created if empty
+  int num_threads = 0;                               // for a created pool; 0 = all cores
 };
 
 struct IoTensorInfo {
@@ -81,8 +81,8 @@ class Method {
   std::vector<uint32_t> output_values_;  // value index of each output
   std::vector<bool> input_bound_;
   std::vector<bool> output_bound_;
-  std::vector<Shape> shapes_;        // per value; views borrow these
-  std::vector<TensorView> values_;   // per value; data pointers patched by bind
+  std::vector<Shape> shapes_;       // per value; views borrow these
+  std::vector<TensorView> values_;  // per value; data pointers patched by bind
   std::vector<Step> steps_;
   AlignedBuffer arena_;
 };

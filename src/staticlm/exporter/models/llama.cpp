@@ -5,8 +5,9 @@
 namespace staticlm {
 
 Result<DecoderModel> load_llama(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
-                               ConstantTable& constants, const FamilyOptions& options) {
-  return load_llama_style(config, checkpoint, constants, options, {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias});
+                                ConstantTable& constants, const FamilyOptions& options) {
+  return load_llama_style(config, checkpoint, constants, options,
+                          {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias});
 }
 
 }  // namespace staticlm

@@ -5,7 +5,7 @@
 namespace staticlm {
 
 Result<DecoderModel> load_mistral(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
-                               ConstantTable& constants, const FamilyOptions& options) {
+                                  ConstantTable& constants, const FamilyOptions& options) {
   return load_llama_style(config, checkpoint, constants, options, {.sliding_window = true});
 }
 

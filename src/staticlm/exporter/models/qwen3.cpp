@@ -5,8 +5,10 @@
 namespace staticlm {
 
 Result<DecoderModel> load_qwen3(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
-                               ConstantTable& constants, const FamilyOptions& options) {
-  return load_llama_style(config, checkpoint, constants, options, {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias, .qk_norm = true, .sliding_window = true});
+                                ConstantTable& constants, const FamilyOptions& options) {
+  return load_llama_style(
+      config, checkpoint, constants, options,
+      {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias, .qk_norm = true, .sliding_window = true});
 }
 
 }  // namespace staticlm
