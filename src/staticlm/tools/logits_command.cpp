@@ -27,7 +27,8 @@ Status run_logits(const LogitsArgs& args) {
   std::vector<int32_t> tokens;
   for (int64_t token : args.tokens) {
     if (token < 0 || token >= session.vocab_size()) {
-      return invalid_argument("--tokens: token id ", token, " is outside the vocabulary [0, ", session.vocab_size(), ")");
+      return invalid_argument("--tokens: token id ", token, " is outside the vocabulary [0, ", session.vocab_size(),
+                              ")");
     }
     tokens.push_back(static_cast<int32_t>(token));
   }
@@ -40,15 +41,15 @@ Status run_logits(const LogitsArgs& args) {
   };
   if (args.mode == "prefill") {
     if (!session.prefill_returns_all_logits()) {
-      return failed_precondition("this program's prefill returns only the last position's logits (exported with "
-                                 "--logits last); use --mode decode");
+      return failed_precondition(
+          "this program's prefill returns only the last position's logits (exported with "
+          "--logits last); use --mode decode");
     }
     STATICLM_RETURN_IF_ERROR(session.prefill(tokens, sink));
   } else {
     for (size_t i = 0; i < tokens.size(); ++i) {
-      STATICLM_RETURN_IF_ERROR(session.decode(tokens[i], [&](int64_t, std::span<const float> row) {
-        sink(static_cast<int64_t>(i), row);
-      }));
+      STATICLM_RETURN_IF_ERROR(
+          session.decode(tokens[i], [&](int64_t, std::span<const float> row) { sink(static_cast<int64_t>(i), row); }));
     }
   }
   for (size_t i = 0; i < seen.size(); ++i) {

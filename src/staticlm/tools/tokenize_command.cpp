@@ -31,12 +31,14 @@ Result<std::unique_ptr<Tokenizer>> open_tokenizer(const TokenizeArgs& args) {
       return load_sentencepiece_model(file.bytes());
     }
     STATICLM_ASSIGN_OR_RETURN(std::string text, read_text_file(args.tokenizer_file));
-    const std::filesystem::path config = std::filesystem::path(args.tokenizer_file).parent_path() / "tokenizer_config.json";
+    const std::filesystem::path config =
+        std::filesystem::path(args.tokenizer_file).parent_path() / "tokenizer_config.json";
     std::optional<std::string> config_text;
     if (std::filesystem::exists(config)) {
       STATICLM_ASSIGN_OR_RETURN(config_text, read_text_file(config.string()));
     }
-    auto tokenizer = load_tokenizer_json(text, config_text ? std::optional<std::string_view>(*config_text) : std::nullopt);
+    auto tokenizer =
+        load_tokenizer_json(text, config_text ? std::optional<std::string_view>(*config_text) : std::nullopt);
     if (!tokenizer.ok()) {
       return tokenizer.status().with_context(str_cat("'", args.tokenizer_file, "'"));
     }
