@@ -101,7 +101,7 @@ TEST_F(CliModelTest, TokenizeUsesTheEmbeddedTokenizer) {
   auto expected = (*tokenizer)->encode("the quick brown fox");
   ASSERT_TRUE(expected.ok());
 
-  auto result = run_cli("tokenize " + program_ + " --text 'the quick brown fox'");
+  auto result = run_cli("tokenize " + program_ + " 'the quick brown fox'");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   std::string expected_line;
   for (size_t i = 0; i < expected->size(); ++i) {
@@ -113,8 +113,16 @@ TEST_F(CliModelTest, TokenizeUsesTheEmbeddedTokenizer) {
   ASSERT_EQ(decoded.exit_code, 0) << decoded.err;
   EXPECT_NE(decoded.out.find("the quick brown fox"), std::string::npos) << decoded.out;
 
-  auto from_file = run_cli("tokenize --tokenizer " + ref_.dir + "/tokenizer.json --text 'the quick brown fox'");
+  auto from_file = run_cli("tokenize --tokenizer " + ref_.dir + "/tokenizer.json 'the quick brown fox'");
   EXPECT_EQ(from_file.out, result.out);
+
+  auto json = run_cli("tokenize --json " + program_ + " 'the'");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"id\":"), std::string::npos) << json.out;
+
+  auto missing_text = run_cli("tokenize " + program_);
+  EXPECT_NE(missing_text.exit_code, 0);
+  EXPECT_EQ(count_lines(missing_text.err), 1u) << missing_text.err;
 }
 
 TEST(CliExportErrorTest, BadInputIsOneLine) {

@@ -168,6 +168,7 @@ class HfStaticSession final : public LlmSession {
     STATICLM_ASSIGN_OR_RETURN(out.method, program.load_method(name));
     out.seq_len = seq;
     Method& method = *out.method;
+    std::map<std::string, uint8_t*> buffers;
     auto allocate = [&](const IoTensorInfo& info, IoRole role) -> Result<void*> {
       return io_->allocate({name, info.name, role, info.nbytes});
     };
@@ -178,19 +179,26 @@ class HfStaticSession final : public LlmSession {
         (info.name == "input_ids" ? out.input_ids : out.cache_position) = static_cast<int64_t*>(buffer);
       }
     }
-    out.new_keys.assign(static_cast<size_t>(c_.num_layers), nullptr);
-    out.new_values.assign(static_cast<size_t>(c_.num_layers), nullptr);
     for (const IoTensorInfo& info : method.outputs()) {
       STATICLM_ASSIGN_OR_RETURN(void* buffer, allocate(info, IoRole::kOutput));
       STATICLM_RETURN_IF_ERROR(method.bind_output(info.name, info.dtype, buffer, info.nbytes));
-      if (info.name == "logits") {
-        out.logits = static_cast<float*>(buffer);
-        continue;
+      buffers[info.name] = static_cast<uint8_t*>(buffer);
+    }
+    // validate() checked every output exists; a miss here is a bug, reported as such.
+    auto output = [&](const std::string& output_name) -> Result<uint8_t*> {
+      auto it = buffers.find(output_name);
+      if (it == buffers.end()) {
+        return internal_error("method '", name, "' has no output '", output_name, "' after validation");
       }
-      // k_new_{l} / v_new_{l}: validated names, so the layer index parses.
-      const bool is_key = info.name[0] == 'k';
-      const auto layer = static_cast<size_t>(std::stoll(info.name.substr(6)));
-      (is_key ? out.new_keys : out.new_values)[layer] = static_cast<uint8_t*>(buffer);
+      return it->second;
+    };
+    STATICLM_ASSIGN_OR_RETURN(uint8_t* logits, output("logits"));
+    out.logits = reinterpret_cast<float*>(logits);
+    for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
+      STATICLM_ASSIGN_OR_RETURN(uint8_t* keys, output(tensor_name("k_new_", layer)));
+      STATICLM_ASSIGN_OR_RETURN(uint8_t* values, output(tensor_name("v_new_", layer)));
+      out.new_keys.push_back(keys);
+      out.new_values.push_back(values);
     }
     return ok_status();
   }

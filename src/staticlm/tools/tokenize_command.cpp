@@ -1,5 +1,5 @@
 // `staticlm tokenize (--tokenizer FILE | MODEL) [--json] TEXT` prints token ids;
-// `--decode IDS` turns ids back into text.
+// `staticlm tokenize (--tokenizer FILE | MODEL) --decode IDS` turns ids back into text.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,6 +15,7 @@ namespace staticlm::cli {
 namespace {
 
 struct TokenizeArgs {
+  std::vector<std::string> positional;  // [MODEL] TEXT, or MODEL with --decode
   std::string model;
   std::string tokenizer_file;
   std::string text;
@@ -94,15 +95,29 @@ Status run_tokenize(const TokenizeArgs& args) {
 Command add_tokenize_command(CLI::App& parent) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* app = parent.add_subcommand("tokenize", "Print the token ids of a text, or decode ids back to text");
-  app->add_option("model", args->model, "Program file whose embedded tokenizer to use");
-  app->add_option("--tokenizer", args->tokenizer_file, "tokenizer.json or tokenizer.model to use instead");
-  app->add_option("--text,-t", args->text, "Text to tokenize");
+  app->add_option("args", args->positional, "MODEL TEXT, or TEXT with --tokenizer (MODEL alone with --decode)");
+  app->add_option("--tokenizer", args->tokenizer_file, "tokenizer.json or tokenizer.model to use instead of a program");
   app->add_option("--decode", args->decode, "Token ids to decode (comma-separated)")->delimiter(',');
   app->add_flag("--json", args->json, "Print JSON (ids with their token strings)");
   app->add_flag("--no-special", args->no_special, "Do not add BOS or other special tokens");
   return {app, [args]() -> Status {
-            if (args->text.empty() && args->decode.empty()) {
-              return invalid_argument("give --text TEXT or --decode IDS");
+            // Positionals: the program file unless --tokenizer names the tokenizer, then the text
+            // unless --decode gives ids.
+            std::vector<std::string> rest = args->positional;
+            if (args->tokenizer_file.empty()) {
+              if (rest.empty()) {
+                return invalid_argument("give a program file (or --tokenizer FILE) and the text to tokenize");
+              }
+              args->model = rest.front();
+              rest.erase(rest.begin());
+            }
+            const size_t wanted = args->decode.empty() ? 1 : 0;
+            if (rest.size() != wanted) {
+              return invalid_argument(wanted == 1 ? "expected one TEXT argument" : "--decode takes no TEXT argument",
+                                      ", found ", rest.size());
+            }
+            if (wanted == 1) {
+              args->text = rest.front();
             }
             return run_tokenize(*args);
           }};
