@@ -12,6 +12,10 @@ set(_staticlm_forbidden
   "staticlm_llm:staticlm_exporter,staticlm_partition,staticlm_backend_qnn,staticlm_backend_shm,staticlm_backend_qnn_rpcmem"
   "staticlm_backend_shm:staticlm_partition,staticlm_exporter,staticlm_llm"
   "staticlm_backend_qnn_rpcmem:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_api:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_cpu:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_qnn:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_partition:staticlm_exporter,staticlm_llm"
 )
 
 function(_staticlm_collect_deps target out_var)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <optional>
 
 #include "staticlm/core/mapped_file.h"
 #include "staticlm/exporter/hf_config.h"
@@ -10,6 +11,7 @@
 #include "staticlm/exporter/safetensors.h"
 #include "staticlm/exporter/sha256.h"
 #include "staticlm/partition/lower_program.h"
+#include "staticlm/partition/partitioner.h"
 
 namespace staticlm {
 
@@ -48,12 +50,13 @@ Status check_options(const HfStaticExportOptions& options, const HfConfig& confi
     return invalid_argument("option 'max-cache-len': expected a value >= 1, found ", max_cache_len);
   }
   if (options.prefill_len > max_cache_len) {
-    return invalid_argument("option 'prefill-len' (", options.prefill_len, ") exceeds 'max-cache-len' (",
-                            max_cache_len, ")");
+    return invalid_argument("option 'prefill-len' (", options.prefill_len, ") exceeds 'max-cache-len' (", max_cache_len,
+                            ")");
   }
   if (max_cache_len > config.max_position_embeddings) {
-    return invalid_argument("option 'max-cache-len' (", max_cache_len, ") exceeds the model's max_position_embeddings (",
-                            config.max_position_embeddings, ") in '", config.config_path, "'");
+    return invalid_argument("option 'max-cache-len' (", max_cache_len,
+                            ") exceeds the model's max_position_embeddings (", config.max_position_embeddings, ") in '",
+                            config.config_path, "'");
   }
   return ok_status();
 }
@@ -143,6 +146,13 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
                                     ? options.max_cache_len
                                     : std::min<int64_t>(config.max_position_embeddings, kDefaultMaxCacheLen);
   STATICLM_RETURN_IF_ERROR(check_options(options, config, max_cache_len));
+  // Backend options are checked before any weight is read.
+  std::optional<Partitioner> partitioner;
+  if (options.backend != nullptr) {
+    STATICLM_ASSIGN_OR_RETURN(partitioner, Partitioner::from_options(*options.backend, options.backend_options));
+  } else if (!options.backend_options.empty() || options.no_fallback) {
+    return invalid_argument("backend options and no-fallback need a backend");
+  }
   STATICLM_ASSIGN_OR_RETURN(const ModelFamily* family, find_model_family(config));
   HfStaticBuild build;
   STATICLM_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint, SafetensorsCheckpoint::open(model_dir));
@@ -168,8 +178,22 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   LowerOptions lower;
   lower.metadata = contract_metadata(config, model.params, options, max_cache_len, *build.tokenizer);
   lower.files = build.tokenizer->files;
-  std::vector<MethodGraph> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
-  STATICLM_ASSIGN_OR_RETURN(build.spec, lower_to_program(methods, lower));
+  if (partitioner) {
+    const std::vector<PartitionMethod> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
+    PartitionRunOptions run;
+    run.no_fallback = options.no_fallback;
+    auto partitioned = partitioner->run(methods, lower, run);
+    if (!partitioned.ok()) {
+      return partitioned.status().with_context(str_cat("'", model_dir, "'"));
+    }
+    build.spec = std::move(partitioned->spec);
+    build.summary.placement = std::move(partitioned->report);
+    const auto entries = partitioner->options().entries();
+    build.summary.backend_settings.assign(entries.begin(), entries.end());
+  } else {
+    std::vector<MethodGraph> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
+    STATICLM_ASSIGN_OR_RETURN(build.spec, lower_to_program(methods, lower));
+  }
 
   HfStaticExportSummary& summary = build.summary;
   summary.architecture = config.architectures.front();

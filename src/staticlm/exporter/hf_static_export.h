@@ -9,22 +9,30 @@
 #include <string>
 #include <vector>
 
+#include "staticlm/backends/api/backend.h"
 #include "staticlm/core/result.h"
 #include "staticlm/exporter/decoder_graph.h"
 #include "staticlm/exporter/safetensors.h"
 #include "staticlm/format/program_spec.h"
 #include "staticlm/format/program_writer.h"
+#include "staticlm/partition/placement_report.h"
 
 namespace staticlm {
 
 struct HfStaticExportOptions {
   DType weight_dtype = DType::kF32;  // f32, f16 or bf16
   int64_t prefill_len = 64;
-  int64_t max_cache_len = 0;  // 0: min(max_position_embeddings, 2048)
+  int64_t max_cache_len = 0;        // 0: min(max_position_embeddings, 2048)
   DType cache_dtype = DType::kF32;  // f32 or f16
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
   LogitsMode logits = LogitsMode::kAll;
   std::function<void(const WriteProgress&)> on_progress;
+  // Delegation (docs/backends.md): the backend to partition for (nullptr: every node runs on
+  // the portable kernels; the caller keeps it alive), its options as the user gave them, and
+  // whether a node the backend does not take is an error instead of a portable kernel call.
+  const Backend* backend = nullptr;
+  OptionMap backend_options;
+  bool no_fallback = false;
 };
 
 struct HfStaticExportSummary {
@@ -36,6 +44,8 @@ struct HfStaticExportSummary {
   uint64_t constant_count = 0;
   uint64_t constant_bytes = 0;
   std::vector<std::string> embedded_files;
+  PlacementReport placement;                      // backend empty when the export had none
+  std::vector<EffectiveOption> backend_settings;  // the backend's effective settings, given and defaulted
 };
 
 struct TokenizerFiles;
@@ -58,8 +68,9 @@ struct HfStaticBuild {
 // Reads, checks and builds the program without writing it. Errors as export_hf_static.
 Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStaticExportOptions& options);
 
-// Fails with InvalidArgument for bad options (naming the option), and with the readers' and
-// families' errors (naming the file and the key or tensor) for a bad checkpoint.
+// Fails with InvalidArgument for bad options (naming the option), with the readers' and
+// families' errors (naming the file and the key or tensor) for a bad checkpoint, and with the
+// partitioner's errors (Partitioner::from_options / run) when a backend is given.
 Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, const std::string& output_path,
                                                const HfStaticExportOptions& options);
 

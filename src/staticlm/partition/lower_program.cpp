@@ -5,25 +5,10 @@
 
 #include "staticlm/graph/memory_planner.h"
 #include "staticlm/graph/verifier.h"
+#include "staticlm/partition/alias_roots.h"
 
 namespace staticlm {
 namespace {
-
-// An in-place op's output is the same storage as its aliased input; lowering emits the chain
-// as one program value, the root.
-std::vector<ValueId> alias_roots(const Graph& graph) {
-  std::vector<ValueId> root(graph.num_values());
-  for (size_t v = 0; v < root.size(); ++v) {
-    root[v] = static_cast<ValueId>(v);
-  }
-  for (const GraphNode& node : graph.nodes()) {
-    const int aliased = in_place_input(node.op, node.attributes);
-    if (aliased >= 0) {
-      root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[static_cast<size_t>(aliased)])];
-    }
-  }
-  return root;
-}
 
 Result<MethodSpec> lower_method(const MethodGraph& method, const std::map<ConstantId, uint32_t>& constant_index,
                                 uint32_t alignment) {

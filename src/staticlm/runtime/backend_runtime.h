@@ -33,6 +33,10 @@ class DelegateHandle {
   virtual ~DelegateHandle() = default;
   // The outputs this delegate produces, in its own internal order.
   virtual std::span<const TensorSpec> output_specs() const = 0;
+  // Positions of the call inputs this delegate writes in place (as an op with in_place_input
+  // does: a KV cache). The runtime refuses the call at load unless each is writable (arena,
+  // output, or a mutable input), so a file cannot make a delegate write a constant.
+  virtual std::span<const uint32_t> updated_inputs() const { return {}; }
   // `outputs` are in the delegate's internal order (the runtime has applied the output map).
   virtual Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                          const KernelContext& context) = 0;

@@ -257,7 +257,20 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
   builder.mutable_input.assign(num_values, false);
 
   const fb::MemoryPlan* plan = method->memory_plan();
-  const uint64_t arena_size = plan == nullptr ? 0 : plan->arena_size();
+  // The file's arena_size is untrusted: allocate only what the arena values reach (the reader
+  // checked each lies inside arena_size), so a huge declared size cannot force a huge allocation.
+  uint64_t arena_size = 0;
+  for (size_t v = 0; v < num_values; ++v) {
+    const fb::Value* value = values->Get(static_cast<flatbuffers::uoffset_t>(v));
+    if (value->storage() == fb::StorageKind::Arena) {
+      Shape shape;
+      if (value->shape() != nullptr) {
+        shape.assign(value->shape()->begin(), value->shape()->end());
+      }
+      STATICLM_ASSIGN_OR_RETURN(uint64_t bytes, tensor_bytes(static_cast<DType>(value->dtype()), shape));
+      arena_size = std::max(arena_size, value->index() + bytes);
+    }
+  }
   const uint32_t alignment = plan == nullptr ? 64 : std::max<uint32_t>(64, plan->arena_alignment());
   STATICLM_ASSIGN_OR_RETURN(out->arena_, AlignedBuffer::allocate(arena_size, alignment));
 
@@ -436,6 +449,13 @@ Result<std::unique_ptr<Method>> Program::load_method(std::string_view name) cons
         }
         STATICLM_RETURN_IF_ERROR(builder.check_writable(label, target, false));
         step.outputs.push_back(target);
+      }
+      for (uint32_t position : (*handle)->updated_inputs()) {
+        if (position >= step.inputs.size()) {
+          return invalid_argument(label, ": the delegate updates input ", position, ", the call has ",
+                                  step.inputs.size(), " inputs");
+        }
+        STATICLM_RETURN_IF_ERROR(builder.check_writable(label, static_cast<uint32_t>(step.inputs[position]), true));
       }
       step.delegate = std::move(handle).value();
     } else {

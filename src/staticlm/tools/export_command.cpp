@@ -1,14 +1,20 @@
 // `staticlm export HF_DIR -o model.slm [...]`: a Hugging Face checkpoint to an hf_static v1
-// program, with a progress bar on a terminal and a summary at the end.
+// program, with a progress bar on a terminal and a summary at the end. `--backend NAME` with
+// `--option key=value ...` / `--options FILE.json` partitions it for a delegate backend
+// (docs/backends.md); `--no-fallback` makes any node the backend does not take an error.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/tools/command.h"
+#include "staticlm/tools/register_backends.h"
 
 namespace staticlm::cli {
 namespace {
@@ -22,11 +28,33 @@ struct ExportArgs {
   std::string cache_dtype = "f32";
   std::string kv_update = "in-place";
   std::string logits = "all";
+  std::string backend;
+  std::vector<std::string> options;  // key=value
+  std::string options_file;
+  bool no_fallback = false;
 };
 
+// The untyped backend options: the file's, then the command line's (a key in both is refused).
+Result<OptionMap> backend_options(const ExportArgs& args) {
+  STATICLM_ASSIGN_OR_RETURN(OptionMap options, parse_option_assignments(args.options));
+  if (args.options_file.empty()) {
+    return options;
+  }
+  std::ifstream in(args.options_file, std::ios::binary);
+  if (!in) {
+    return not_found("--options: cannot read '", args.options_file, "'");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  STATICLM_ASSIGN_OR_RETURN(OptionMap from_file, parse_options_json(text.str(), args.options_file));
+  STATICLM_RETURN_IF_ERROR(merge_options(from_file, options));
+  return from_file;
+}
+
 void draw_progress(const WriteProgress& progress) {
-  const double fraction =
-      progress.bytes_total == 0 ? 1.0 : static_cast<double>(progress.bytes_written) / static_cast<double>(progress.bytes_total);
+  const double fraction = progress.bytes_total == 0
+                              ? 1.0
+                              : static_cast<double>(progress.bytes_written) / static_cast<double>(progress.bytes_total);
   constexpr int kWidth = 40;
   const int filled = static_cast<int>(fraction * kWidth);
   std::string bar(static_cast<size_t>(filled), '#');
@@ -49,6 +77,15 @@ Status run_export(const ExportArgs& args) {
   if (isatty(STDERR_FILENO)) {
     options.on_progress = draw_progress;
   }
+  BackendRegistry backends;
+  if (!args.backend.empty()) {
+    STATICLM_RETURN_IF_ERROR(register_backends(backends));
+    STATICLM_ASSIGN_OR_RETURN(options.backend, backends.get(args.backend));
+    STATICLM_ASSIGN_OR_RETURN(options.backend_options, backend_options(args));
+    options.no_fallback = args.no_fallback;
+  } else if (!args.options.empty() || !args.options_file.empty() || args.no_fallback) {
+    return invalid_argument("--option, --options and --no-fallback need --backend NAME (see `staticlm backends`)");
+  }
   const auto start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(HfStaticExportSummary summary, export_hf_static(args.model_dir, args.output, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -57,7 +94,16 @@ Status run_export(const ExportArgs& args) {
               static_cast<long long>(summary.prefill_len), static_cast<long long>(summary.max_cache_len));
   std::printf("  constants: %llu (%s); file %s; %.2f s\n", static_cast<unsigned long long>(summary.constant_count),
               human_bytes(summary.constant_bytes).c_str(), human_bytes(summary.file_bytes).c_str(), seconds);
-  std::printf("  embedded files: %s\n", summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
+  std::printf("  embedded files: %s\n",
+              summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
+  if (!summary.placement.backend.empty()) {
+    std::vector<std::string> settings;
+    for (const EffectiveOption& option : summary.backend_settings) {
+      settings.push_back(option.name + "=" + option_value_string(option.value) + (option.given ? " (given)" : ""));
+    }
+    std::printf("  %s settings: %s\n", summary.placement.backend.c_str(), join(settings, ", ").c_str());
+    std::printf("  placement: %s (`staticlm inspect` lists every node)\n", summary.placement.summary().c_str());
+  }
   return ok_status();
 }
 
@@ -87,6 +133,12 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--logits", args->logits, "Logits of every chunk position, or only the last")
       ->check(CLI::IsMember({"all", "last"}))
       ->capture_default_str();
+  app->add_option("--backend", args->backend, "Delegate backend to partition for (see `staticlm backends`)");
+  app->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app->add_option("--options", args->options_file, "JSON file of backend options");
+  app->add_flag("--no-fallback", args->no_fallback, "Fail if any node would stay on the portable kernels");
   return {app, [args]() { return run_export(*args); }};
 }
 

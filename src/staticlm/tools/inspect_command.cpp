@@ -1,5 +1,9 @@
 // `staticlm inspect FILE [--json]`: what a program file holds. One description (a JSON
 // document) feeds both the --json output and the text rendering, so they never disagree.
+// For a partitioned program it also shows the placement report (metadata "placement": where
+// each node runs, and why a node stayed on the portable kernels) and each delegate's effective
+// settings (compile spec "effective_settings"). Both are JSON written by the partitioner, but
+// the file is untrusted, so they are parsed defensively.
 #include <cstdio>
 #include <map>
 #include <string>
@@ -8,6 +12,7 @@
 
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/program_file.h"
+#include "staticlm/partition/placement_report.h"
 #include "staticlm/tools/command.h"
 
 namespace staticlm::cli {
@@ -32,6 +37,22 @@ json metadata_json(const fb::MetadataEntry& entry) {
     }
   }
   return nullptr;
+}
+
+// A JSON document from the file, or {"error": ...} when it does not parse.
+json parse_untrusted_json(std::string_view text) {
+  json parsed = json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) {
+    return {{"error", "not valid JSON"}};
+  }
+  return parsed;
+}
+
+json placement_json(const fb::MetadataEntry& entry) {
+  if (entry.type() != fb::MetadataType::String || entry.string_value() == nullptr) {
+    return {{"error", "metadata 'placement' is not a string"}};
+  }
+  return parse_untrusted_json(entry.string_value()->string_view());
 }
 
 std::string spec_string(const fb::Value& value) {
@@ -65,12 +86,16 @@ json describe(const ProgramFile& file) {
   json doc;
   doc["path"] = file.path();
   doc["file_bytes"] = file.file_size();
-  doc["format_version"] = std::to_string(file.header().major_version) + "." +
-                          std::to_string(file.header().minor_version);
+  doc["format_version"] =
+      std::to_string(file.header().major_version) + "." + std::to_string(file.header().minor_version);
 
   json metadata = json::object();
   if (program.metadata() != nullptr) {
     for (const fb::MetadataEntry* entry : *program.metadata()) {
+      if (entry->key()->string_view() == kPlacementMetadataKey) {
+        doc["placement"] = placement_json(*entry);
+        continue;
+      }
       metadata[entry->key()->str()] = metadata_json(*entry);
     }
   }
@@ -125,14 +150,24 @@ json describe(const ProgramFile& file) {
   if (program.delegates() != nullptr) {
     for (const fb::Delegate* delegate : *program.delegates()) {
       json specs = json::array();
+      json settings;
       if (delegate->compile_specs() != nullptr) {
         for (const fb::CompileSpec* spec : *delegate->compile_specs()) {
-          specs.push_back({{"key", spec->key()->str()}, {"bytes", spec->value() == nullptr ? 0 : spec->value()->size()}});
+          specs.push_back(
+              {{"key", spec->key()->str()}, {"bytes", spec->value() == nullptr ? 0 : spec->value()->size()}});
+          if (spec->key()->string_view() == kEffectiveSettingsSpecKey && spec->value() != nullptr) {
+            settings = parse_untrusted_json(
+                std::string_view(reinterpret_cast<const char*>(spec->value()->data()), spec->value()->size()));
+          }
         }
       }
-      delegates.push_back({{"backend", delegate->backend_id()->str()},
-                           {"blob_bytes", file.segment(delegate->blob_segment()).size()},
-                           {"compile_specs", specs}});
+      json entry = {{"backend", delegate->backend_id()->str()},
+                    {"blob_bytes", file.segment(delegate->blob_segment()).size()},
+                    {"compile_specs", specs}};
+      if (!settings.is_null()) {
+        entry["settings"] = settings;
+      }
+      delegates.push_back(std::move(entry));
     }
   }
   doc["delegates"] = delegates;
@@ -151,6 +186,81 @@ void print_io(const json& tensors, const char* kind) {
   for (const json& tensor : tensors) {
     std::printf("    %-6s %-24s %s%s\n", kind, tensor["name"].get<std::string>().c_str(),
                 tensor["spec"].get<std::string>().c_str(), tensor["mutable"].get<bool>() ? "  (mutable)" : "");
+  }
+}
+
+// A field of an untrusted document as text, or `fallback`.
+std::string text_field(const json& object, const char* key, std::string fallback = "?") {
+  if (!object.is_object() || !object.contains(key)) {
+    return fallback;
+  }
+  const json& value = object[key];
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// "skip_mutable_buffer=false, use_fp16=true (given), ..." from ResolvedOptions::to_json().
+std::string settings_text(const json& settings) {
+  if (!settings.is_object() || !settings.contains("options") || !settings["options"].is_array()) {
+    return "unreadable (" + settings.dump() + ")";
+  }
+  std::vector<std::string> parts;
+  for (const json& option : settings["options"]) {
+    std::string part = text_field(option, "name") + "=" + text_field(option, "value");
+    if (text_field(option, "source") == "given") {
+      part += " (given)";
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts.empty() ? "none" : join(parts, ", ");
+}
+
+// "0-12, 14, 16-20"
+std::string ranges(const std::vector<int64_t>& nodes) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+    parts.push_back(j == i ? std::to_string(nodes[i]) : str_cat(nodes[i], "-", nodes[j]));
+    i = j + 1;
+  }
+  return join(parts, ", ");
+}
+
+void print_placement(const json& placement) {
+  if (!placement.is_object() || !placement.contains("methods") || !placement["methods"].is_array()) {
+    std::printf("placement: unreadable (%s)\n", placement.dump().c_str());
+    return;
+  }
+  const std::string backend = text_field(placement, "backend");
+  std::printf("placement (backend %s):\n", backend.c_str());
+  for (const json& method : placement["methods"]) {
+    if (!method.is_object() || !method.contains("nodes") || !method["nodes"].is_array()) {
+      continue;
+    }
+    std::map<std::string, std::vector<int64_t>> by_delegate;
+    std::vector<std::string> left;
+    size_t delegated = 0;
+    for (const json& node : method["nodes"]) {
+      const json index = node.is_object() && node.contains("node") ? node["node"] : json();
+      if (!index.is_number_integer()) {
+        continue;
+      }
+      if (node.contains("delegate")) {
+        by_delegate[text_field(node, "delegate")].push_back(index.get<int64_t>());
+        ++delegated;
+      } else {
+        left.push_back(str_cat("node ", index.get<int64_t>(), " (", text_field(node, "op"),
+                               "): ", text_field(node, "reason", "no reason recorded")));
+      }
+    }
+    std::printf("  %s: %zu of %zu nodes on %s, %zu on the portable kernels\n", text_field(method, "name").c_str(),
+                delegated, method["nodes"].size(), backend.c_str(), left.size());
+    for (const auto& [delegate, nodes] : by_delegate) {
+      std::printf("    delegate %s: nodes %s\n", delegate.c_str(), ranges(nodes).c_str());
+    }
+    for (const std::string& line : left) {
+      std::printf("    %s\n", line.c_str());
+    }
   }
 }
 
@@ -178,10 +288,17 @@ void print_text(const json& doc) {
     std::printf("  %-5s %llu (%s)\n", dtype.c_str(), static_cast<unsigned long long>(entry["count"].get<uint64_t>()),
                 human_bytes(entry["bytes"].get<uint64_t>()).c_str());
   }
+  if (doc.contains("placement")) {
+    print_placement(doc["placement"]);
+  }
   std::printf("delegates:%s\n", doc["delegates"].empty() ? " none" : "");
-  for (const json& delegate : doc["delegates"]) {
-    std::printf("  %s: blob %s, %zu compile specs\n", delegate["backend"].get<std::string>().c_str(),
+  for (size_t d = 0; d < doc["delegates"].size(); ++d) {
+    const json& delegate = doc["delegates"][d];
+    std::printf("  %zu: %s, blob %s, %zu compile specs\n", d, delegate["backend"].get<std::string>().c_str(),
                 human_bytes(delegate["blob_bytes"].get<uint64_t>()).c_str(), delegate["compile_specs"].size());
+    if (delegate.contains("settings")) {
+      std::printf("    settings: %s\n", settings_text(delegate["settings"]).c_str());
+    }
   }
   std::printf("embedded files:%s\n", doc["embedded_files"].empty() ? " none" : "");
   for (const json& embedded : doc["embedded_files"]) {

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "staticlm 0.1.0");
 
   std::vector<staticlm::cli::Command> commands;
+  commands.push_back(staticlm::cli::add_backends_command(app));
   commands.push_back(staticlm::cli::add_export_command(app));
   commands.push_back(staticlm::cli::add_inspect_command(app));
   commands.push_back(staticlm::cli::add_logits_command(app));

@@ -10,9 +10,9 @@
 
 namespace staticlm::cli {
 
-Status register_kernels(KernelRegistry& registry);               // register_kernels.cpp
+Status register_kernels(KernelRegistry& registry);                   // register_kernels.cpp
 Status register_backend_runtimes(BackendRuntimeRegistry& registry);  // register_backends.cpp
-Status register_io_allocators(AllocatorRegistry& registry);      // register_allocators.cpp
-Status register_contracts(ContractRegistry& registry);           // register_kernels.cpp
+Status register_io_allocators(AllocatorRegistry& registry);          // register_allocators.cpp
+Status register_contracts(ContractRegistry& registry);               // register_kernels.cpp
 
 }  // namespace staticlm::cli

@@ -30,8 +30,8 @@ Result<const Backend*> BackendRegistry::get(std::string_view id) const {
   for (const auto& [name, backend] : backends_) {
     ids.push_back(name);
   }
-  return not_found("unknown backend '", id, "'", did_you_mean(id, ids), " (backends: ",
-                   ids.empty() ? "none" : join(ids, ", "), ")");
+  return not_found("unknown backend '", id, "'", did_you_mean(id, ids),
+                   " (backends: ", ids.empty() ? "none" : join(ids, ", "), ")");
 }
 
 std::vector<const Backend*> BackendRegistry::all() const {

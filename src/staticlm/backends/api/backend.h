@@ -40,9 +40,9 @@ struct NodeSupport {
 // them into its blob or ask for them at run time (DelegatePayload::runtime_constants).
 struct PartitionSubgraph {
   std::string method;
-  size_t index = 0;               // partition index within the method
+  size_t index = 0;  // partition index within the method
   const Graph* graph = nullptr;
-  std::vector<int32_t> nodes;     // the method graph's node indices it holds, ascending
+  std::vector<int32_t> nodes;  // the method graph's node indices it holds, ascending
 };
 
 // What preprocess produces for one partition.

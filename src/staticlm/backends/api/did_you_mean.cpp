@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "staticlm/core/str_cat.h"
-
 namespace staticlm {
 namespace {
 

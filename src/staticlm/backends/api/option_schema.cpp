@@ -126,8 +126,12 @@ nlohmann::json value_json(const OptionValue& value) {
 
 }  // namespace
 
-Result<bool> ResolvedOptions::get_bool(std::string_view name) const { return get_typed<bool>(*this, name, "bool"); }
-Result<int64_t> ResolvedOptions::get_int(std::string_view name) const { return get_typed<int64_t>(*this, name, "int"); }
+Result<bool> ResolvedOptions::get_bool(std::string_view name) const {
+  return get_typed<bool>(*this, name, "bool");
+}
+Result<int64_t> ResolvedOptions::get_int(std::string_view name) const {
+  return get_typed<int64_t>(*this, name, "int");
+}
 Result<double> ResolvedOptions::get_float(std::string_view name) const {
   return get_typed<double>(*this, name, "float");
 }

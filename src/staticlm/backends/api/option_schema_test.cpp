@@ -3,7 +3,6 @@
 #include "staticlm/backends/api/option_schema.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 namespace staticlm {
@@ -25,7 +24,8 @@ OptionSchema demo_schema() {
   schema.selector = "kind";
   OptionSpec kind = spec("kind", OptionType::kEnum, std::string("alpha"), "common");
   kind.allowed = {{"alpha", "", {}}, {"beta", "", {}}, {"gamma", "", SdkVersion{3, 0, 0, 0}}};
-  kind.constraints.push_back({OptionConstraint::Kind::kRequires, {"gamma"}, "chip", {"c3"}, "only c3 has a gamma unit"});
+  kind.constraints.push_back(
+      {OptionConstraint::Kind::kRequires, {"gamma"}, "chip", {"c3"}, "only c3 has a gamma unit"});
   OptionSpec level = spec("level", OptionType::kInt, int64_t{3}, std::string(kRouteSelectedType));
   level.min_value = 0;
   level.max_value = 10;
@@ -46,9 +46,11 @@ OptionSchema demo_schema() {
   multi.applies_to = {"alpha"};
   OptionSpec chip = spec("chip", OptionType::kEnum, std::nullopt, "common");
   chip.allowed = {{"c1", "", {}}, {"c2", "", {}}, {"c3", "", {}}};
-  schema.options = {kind, level, ratio, spec("label", OptionType::kString, std::string(""), "common"), mode,
-                    spec("tags", OptionType::kStringSet, std::vector<std::string>{}, "partitioner"),
-                    fancy, online, multi, chip};
+  schema.options = {kind,  level,
+                    ratio, spec("label", OptionType::kString, std::string(""), "common"),
+                    mode,  spec("tags", OptionType::kStringSet, std::vector<std::string>{}, "partitioner"),
+                    fancy, online,
+                    multi, chip};
   return schema;
 }
 
@@ -79,11 +81,13 @@ void expect_message(const Status& status, std::string_view expected) {
   EXPECT_NE(status.message().find(expected), std::string::npos) << "message: " << status.message();
 }
 
-TEST(OptionSchemaTest, SchemaIsConsistent) { EXPECT_TRUE(check_schema(demo_schema()).ok()); }
+TEST(OptionSchemaTest, SchemaIsConsistent) {
+  EXPECT_TRUE(check_schema(demo_schema()).ok());
+}
 
 TEST(OptionSchemaTest, FillsDefaultsTypesGivenValuesAndResolvesRoutes) {
-  auto resolved = resolve_options(demo_schema(), texts({{"chip", "c2"}, {"level", "7"}, {"tags", "b, a,b"}}),
-                                  sdk(std::nullopt));
+  auto resolved =
+      resolve_options(demo_schema(), texts({{"chip", "c2"}, {"level", "7"}, {"tags", "b, a,b"}}), sdk(std::nullopt));
   ASSERT_TRUE(resolved.ok()) << resolved.status().to_string();
   EXPECT_EQ(resolved->selected_type(), "alpha");
   EXPECT_EQ(*resolved->get_int("level"), 7);
@@ -130,7 +134,8 @@ TEST(OptionSchemaTest, RefusesUnknownNamesWithSuggestions) {
 TEST(OptionSchemaTest, RefusesWrongTypesRangesAndEnumValues) {
   expect_message(resolve_error(texts({{"chip", "c1"}, {"online", "yes"}})),
                  "option 'online' (--option): expected a bool (true or false), found 'yes'");
-  expect_message(resolve_error(texts({{"chip", "c1"}, {"level", "2.5"}})), "option 'level' (--option): expected an int");
+  expect_message(resolve_error(texts({{"chip", "c1"}, {"level", "2.5"}})),
+                 "option 'level' (--option): expected an int");
   expect_message(resolve_error(texts({{"chip", "c1"}, {"level", "11"}})), "expected int in [0, 10], found '11'");
   expect_message(resolve_error(texts({{"chip", "c1"}, {"ratio", "1.5"}})), "expected float in [0, 1], found '1.5'");
   expect_message(resolve_error(texts({{"chip", "c1"}, {"ratio", "nan"}})), "expected a finite float");
@@ -156,9 +161,9 @@ TEST(OptionSchemaTest, RefusesConflictsAndUnmetRequirements) {
   expect_message(resolve_error(texts({{"chip", "c1"}, {"online", "true"}, {"multi", "true"}})),
                  "option 'online' conflicts with 'multi': multi needs offline prepare");
   // online=false does not engage the rule.
-  EXPECT_TRUE(resolve_options(demo_schema(), texts({{"chip", "c1"}, {"online", "false"}, {"multi", "true"}}),
-                              sdk(std::nullopt))
-                  .ok());
+  EXPECT_TRUE(
+      resolve_options(demo_schema(), texts({{"chip", "c1"}, {"online", "false"}, {"multi", "true"}}), sdk(std::nullopt))
+          .ok());
   const SdkVersion new_sdk{3, 1, 0, 0};
   expect_message(resolve_error(texts({{"chip", "c3"}, {"online", "true"}, {"kind", "gamma"}}), new_sdk),
                  "option 'online' conflicts with 'kind' = 'gamma': gamma is offline only");
@@ -170,7 +175,8 @@ TEST(OptionSchemaTest, GatesValuesAndOptionsOnTheSdkVersion) {
   Status old_sdk = resolve_error(texts({{"chip", "c3"}, {"kind", "gamma"}}), SdkVersion{2, 9, 0, 0});
   EXPECT_EQ(old_sdk.code(), StatusCode::kFailedPrecondition);
   expect_message(old_sdk, "option 'kind' = 'gamma' needs Demo SDK >= 3.0.0, found 2.9.0 (from DEMO_SDK_VERSION)");
-  EXPECT_TRUE(resolve_options(demo_schema(), texts({{"chip", "c3"}, {"kind", "gamma"}}), sdk(SdkVersion{3, 0, 0, 0})).ok());
+  EXPECT_TRUE(
+      resolve_options(demo_schema(), texts({{"chip", "c3"}, {"kind", "gamma"}}), sdk(SdkVersion{3, 0, 0, 0})).ok());
 
   Status unknown = resolve_error(texts({{"chip", "c1"}, {"kind", "beta"}, {"fancy", "true"}}), std::nullopt);
   EXPECT_EQ(unknown.code(), StatusCode::kFailedPrecondition);

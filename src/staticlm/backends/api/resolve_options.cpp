@@ -177,8 +177,7 @@ std::string describe_engaged(const EffectiveOption& entry, const OptionSpec& spe
   return str_cat("'", entry.name, "' = '", option_value_string(entry.value), "'");
 }
 
-Status check_sdk(const EffectiveOption& entry, const SdkVersion& needed, const SdkInfo& sdk,
-                 const std::string& what) {
+Status check_sdk(const SdkVersion& needed, const SdkInfo& sdk, const std::string& what) {
   const std::string sdk_name = sdk.name.empty() ? "SDK" : sdk.name;
   if (!sdk.version) {
     return failed_precondition(what, " needs ", sdk_name, " >= ", needed.to_string(), ": ", sdk_name,
@@ -189,7 +188,6 @@ Status check_sdk(const EffectiveOption& entry, const SdkVersion& needed, const S
                                sdk.version->to_string(),
                                sdk.version_source.empty() ? "" : " (from " + sdk.version_source + ")");
   }
-  (void)entry;
   return ok_status();
 }
 
@@ -198,8 +196,10 @@ Status check_version_gates(const OptionSchema& schema, const std::vector<Effecti
   // The selector first: "backend = lpai needs 2.39" explains every LPAI-only option at once.
   std::vector<const EffectiveOption*> order;
   for (const EffectiveOption& entry : entries) {
-    if (entry.name == schema.selector) order.insert(order.begin(), &entry);
-    else order.push_back(&entry);
+    if (entry.name == schema.selector)
+      order.insert(order.begin(), &entry);
+    else
+      order.push_back(&entry);
   }
   for (const EffectiveOption* entry : order) {
     const OptionSpec& spec = *schema.find(entry->name);
@@ -207,14 +207,13 @@ Status check_version_gates(const OptionSchema& schema, const std::vector<Effecti
       const std::string& value = std::get<std::string>(entry->value);
       for (const AllowedValue& allowed : spec.allowed) {
         if (allowed.name == value && allowed.min_sdk_version) {
-          STATICLM_RETURN_IF_ERROR(check_sdk(*entry, *allowed.min_sdk_version, sdk,
-                                             str_cat("option '", entry->name, "' = '", value, "'")));
+          STATICLM_RETURN_IF_ERROR(
+              check_sdk(*allowed.min_sdk_version, sdk, str_cat("option '", entry->name, "' = '", value, "'")));
         }
       }
     }
     if (entry->given && spec.min_sdk_version) {
-      STATICLM_RETURN_IF_ERROR(
-          check_sdk(*entry, *spec.min_sdk_version, sdk, str_cat("option '", entry->name, "'")));
+      STATICLM_RETURN_IF_ERROR(check_sdk(*spec.min_sdk_version, sdk, str_cat("option '", entry->name, "'")));
     }
   }
   return ok_status();
@@ -242,9 +241,8 @@ Status check_constraints(const OptionSchema& schema, const std::vector<Effective
                                 describe_engaged(*other, other_spec), why);
       }
       if (constraint.kind == OptionConstraint::Kind::kRequires && !other_engaged) {
-        const std::string wanted = constraint.other_values.empty()
-                                       ? std::string("true")
-                                       : "one of " + join(constraint.other_values, ", ");
+        const std::string wanted =
+            constraint.other_values.empty() ? std::string("true") : "one of " + join(constraint.other_values, ", ");
         const std::string found =
             other == nullptr ? "not in effect" : "found '" + option_value_string(other->value) + "'";
         return invalid_argument("option ", describe_engaged(entry, spec), " requires '", constraint.other, "' to be ",
@@ -288,8 +286,8 @@ Result<ResolvedOptions> resolve_options(const OptionSchema& schema, const Option
     auto it = given.find(spec.name);
     const bool in_effect = schema.selector.empty() || spec.name == schema.selector || applies(spec, selected);
     if (it != given.end() && !in_effect) {
-      return invalid_argument("option '", spec.name, "' applies to ", schema.selector, " ", join(spec.applies_to, " | "),
-                              ", not ", schema.selector, " ", selected,
+      return invalid_argument("option '", spec.name, "' applies to ", schema.selector, " ",
+                              join(spec.applies_to, " | "), ", not ", schema.selector, " ", selected,
                               given.count(schema.selector) != 0 ? "" : " (the default)");
     }
     if (!in_effect) {

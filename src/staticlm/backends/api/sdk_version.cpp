@@ -17,7 +17,8 @@ Result<SdkVersion> SdkVersion::parse(std::string_view text) {
     int64_t number = 0;
     const auto [end, error] = std::from_chars(piece.data(), piece.data() + piece.size(), number);
     if (piece.empty() || error != std::errc() || end != piece.data() + piece.size() || number < 0) {
-      return invalid_argument("'", text, "' is not a version (expected MAJOR.MINOR[.PATCH[.BUILD]], e.g. 2.37.0.250724)");
+      return invalid_argument("'", text,
+                              "' is not a version (expected MAJOR.MINOR[.PATCH[.BUILD]], e.g. 2.37.0.250724)");
     }
     parts.push_back(number);
     if (dot == std::string_view::npos) {

@@ -33,10 +33,10 @@ struct SdkVersion {
 // backend without an SDK. `version` is unset when it could not be found; `unknown_reason` then
 // says why and how to fix it.
 struct SdkInfo {
-  std::string name;                   // "QNN SDK"
+  std::string name;  // "QNN SDK"
   std::optional<SdkVersion> version;
-  std::string version_source;         // "QNN_SDK_VERSION", "$QNN_SDK_ROOT/sdk.yaml", ...
-  std::string unknown_reason;         // set when version is unset
+  std::string version_source;  // "QNN_SDK_VERSION", "$QNN_SDK_ROOT/sdk.yaml", ...
+  std::string unknown_reason;  // set when version is unset
 };
 
 }  // namespace staticlm

@@ -23,8 +23,8 @@ TEST(SdkVersionTest, ParsesQnnStyleVersions) {
 }
 
 TEST(SdkVersionTest, ComparesNumericallyNotAsText) {
-  EXPECT_LT(v("2.39"), v("3.0"));     // "3.0" < "2.39" as text
-  EXPECT_LT(v("2.9"), v("2.10"));     // "2.10" < "2.9" as text
+  EXPECT_LT(v("2.39"), v("3.0"));  // "3.0" < "2.39" as text
+  EXPECT_LT(v("2.9"), v("2.10"));  // "2.10" < "2.9" as text
   EXPECT_LT(v("2.37.0.250724"), v("2.39"));
   EXPECT_GE(v("2.39.0.250901"), v("2.39"));
   EXPECT_EQ(v("2.39"), v("2.39.0"));

@@ -1,13 +1,14 @@
 #include "staticlm/backends/shm/dma_heap.h"
 
 #include <fcntl.h>
-#include <linux/dma-heap.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include <linux/dma-heap.h>
+#include <sys/ioctl.h>
 
 namespace staticlm {
 
@@ -17,8 +18,7 @@ DmaHeap::~DmaHeap() {
   }
 }
 
-DmaHeap::DmaHeap(DmaHeap&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+DmaHeap::DmaHeap(DmaHeap&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
 
 DmaHeap& DmaHeap::operator=(DmaHeap&& other) noexcept {
   if (this != &other) {
@@ -61,8 +61,8 @@ Result<int> DmaHeap::allocate(uint64_t bytes) const {
     if (err == ENOMEM) {
       return resource_exhausted("DMA heap '", path_, "': cannot allocate ", bytes, " bytes: ", std::strerror(err));
     }
-    return unavailable("DMA heap '", path_, "': DMA_HEAP_IOCTL_ALLOC of ", bytes, " bytes failed: ",
-                       std::strerror(err));
+    return unavailable("DMA heap '", path_, "': DMA_HEAP_IOCTL_ALLOC of ", bytes,
+                       " bytes failed: ", std::strerror(err));
   }
   return static_cast<int>(request.fd);
 }

@@ -10,7 +10,9 @@
 namespace staticlm {
 namespace {
 
-uintptr_t address(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+uintptr_t address(const void* pointer) {
+  return reinterpret_cast<uintptr_t>(pointer);
+}
 
 }  // namespace
 
@@ -191,7 +193,8 @@ Result<SharedBinding> SharedMemoryAllocator::binding(std::string_view method, st
   uint64_t latest_sequence = 0;
   for (const auto& [start, entry] : blocks_) {
     for (const auto& [sequence, binding] : entry.bindings) {
-      if (binding.method == method && binding.name == name_of_tensor && (latest == nullptr || sequence > latest_sequence)) {
+      if (binding.method == method && binding.name == name_of_tensor &&
+          (latest == nullptr || sequence > latest_sequence)) {
         latest = &binding;
         latest_sequence = sequence;
       }

@@ -39,9 +39,9 @@ std::string_view shared_memory_kind_name(SharedMemoryKind kind);
 struct SharedBlockInfo {
   int fd = -1;
   SharedMemoryKind kind = SharedMemoryKind::kMemfd;
-  uint64_t offset = 0;      // offset of the queried pointer within the fd
-  uint64_t size = 0;        // bytes from the queried pointer to the end of its block
-  void* block = nullptr;    // the aligned pointer allocate() returned
+  uint64_t offset = 0;        // offset of the queried pointer within the fd
+  uint64_t size = 0;          // bytes from the queried pointer to the end of its block
+  void* block = nullptr;      // the aligned pointer allocate() returned
   uint64_t block_offset = 0;  // offset of `block` within the fd
   uint64_t block_size = 0;    // usable bytes at `block` (the size that was requested)
   uint64_t mapping_size = 0;  // bytes of the fd mapped, alignment padding included
@@ -61,13 +61,13 @@ struct SharedBinding {
 
 struct SharedMemoryStats {
   uint64_t live_blocks = 0;
-  uint64_t live_bytes = 0;          // usable bytes of the live blocks
-  uint64_t mapped_bytes = 0;        // bytes mapped for them, alignment padding included
-  uint64_t allocations = 0;         // allocate() calls that returned memory, so far
-  uint64_t failed_allocations = 0;  // allocate() calls that returned nullptr, so far
+  uint64_t live_bytes = 0;           // usable bytes of the live blocks
+  uint64_t mapped_bytes = 0;         // bytes mapped for them, alignment padding included
+  uint64_t allocations = 0;          // allocate() calls that returned memory, so far
+  uint64_t failed_allocations = 0;   // allocate() calls that returned nullptr, so far
   uint64_t dma_buf_allocations = 0;  // of `allocations`, those served by a DMA heap
-  uint64_t refused_frees = 0;       // free() calls refused (double free, foreign pointer)
-  uint64_t bindings = 0;            // bindings of the live blocks
+  uint64_t refused_frees = 0;        // free() calls refused (double free, foreign pointer)
+  uint64_t bindings = 0;             // bindings of the live blocks
 };
 
 class SharedMemoryAllocator : public IOBufferAllocator {

@@ -2,10 +2,10 @@
 // hands out caller-chosen ranges of one array, so block boundaries can be placed exactly.
 #include "staticlm/backends/shm/shared_memory_allocator.h"
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "staticlm/backends/shm/shared_memory_test_util.h"
 

@@ -2,9 +2,6 @@
 // another process or a driver would, and record what the allocator logs.
 #pragma once
 
-#include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +13,10 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "staticlm/backends/shm/shared_memory_allocator.h"
 #include "staticlm/core/logging.h"
@@ -50,7 +51,9 @@ class FdWindow {
   size_t length_ = 0;
 };
 
-inline uint8_t pattern_byte(size_t index, uint8_t seed) { return static_cast<uint8_t>((index * 131u + seed) & 0xFF); }
+inline uint8_t pattern_byte(size_t index, uint8_t seed) {
+  return static_cast<uint8_t>((index * 131u + seed) & 0xFF);
+}
 
 // Writes a pattern through `pointer`, checks it through an independent mapping of the fd that
 // lookup(pointer) reports, then writes through that mapping and checks it through `pointer`.

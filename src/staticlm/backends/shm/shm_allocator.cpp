@@ -1,13 +1,14 @@
 #include "staticlm/backends/shm/shm_allocator.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include <sys/mman.h>
 
 #include "staticlm/core/checked_math.h"
 #include "staticlm/core/logging.h"
@@ -64,7 +65,9 @@ Result<std::shared_ptr<ShmAllocator>> ShmAllocator::create(const ShmAllocatorOpt
   return allocator;
 }
 
-ShmAllocator::~ShmAllocator() { release_all(); }
+ShmAllocator::~ShmAllocator() {
+  release_all();
+}
 
 std::optional<std::pair<int, SharedMemoryKind>> ShmAllocator::create_fd(uint64_t bytes) {
   std::string heap_refusal;

@@ -1,14 +1,15 @@
 #include "staticlm/backends/shm/shm_allocator.h"
 
 #include <fcntl.h>
-#include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "staticlm/backends/shm/shared_memory_test_util.h"
 
@@ -26,7 +27,9 @@ std::shared_ptr<ShmAllocator> memfd_allocator() {
   return allocator.ok() ? *allocator : nullptr;
 }
 
-uintptr_t address(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+uintptr_t address(const void* pointer) {
+  return reinterpret_cast<uintptr_t>(pointer);
+}
 
 TEST(ShmAllocatorTest, EveryPointerIsAlignedAndSharedThroughItsFd) {
   auto allocator = memfd_allocator();

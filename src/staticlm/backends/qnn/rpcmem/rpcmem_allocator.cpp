@@ -36,7 +36,9 @@ RpcmemAllocator::RpcmemAllocator(const RpcmemAllocatorOptions& options)
               " to the library's path); its buffers fall back to the heap");
 }
 
-RpcmemAllocator::~RpcmemAllocator() { release_all(); }
+RpcmemAllocator::~RpcmemAllocator() {
+  release_all();
+}
 
 void* RpcmemAllocator::allocate(size_t bytes, size_t alignment) {
   if (library_ == nullptr) {
@@ -60,8 +62,8 @@ void* RpcmemAllocator::allocate(size_t bytes, size_t alignment) {
   const RpcmemApi& api = library_->api();
   void* base = api.alloc(heap_id_, flags_, static_cast<int>(*padded));
   if (base == nullptr) {
-    count_failed_allocation(str_cat("rpcmem_alloc(heap ", heap_id_, ", flags ", flags_, ", ", *padded,
-                                    " bytes) returned null"));
+    count_failed_allocation(
+        str_cat("rpcmem_alloc(heap ", heap_id_, ", flags ", flags_, ", ", *padded, " bytes) returned null"));
     return nullptr;
   }
   const int fd = api.to_fd(base);

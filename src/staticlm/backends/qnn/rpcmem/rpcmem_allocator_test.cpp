@@ -3,7 +3,6 @@
 #include "staticlm/backends/qnn/rpcmem/rpcmem_allocator.h"
 
 #include <dlfcn.h>
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <climits>
@@ -14,6 +13,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "staticlm/backends/shm/shared_memory_test_util.h"
 
@@ -91,7 +92,9 @@ class RpcmemAllocatorTest : public ::testing::Test {
   static inline StubHooks stub_;
 };
 
-uintptr_t address(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+uintptr_t address(const void* pointer) {
+  return reinterpret_cast<uintptr_t>(pointer);
+}
 
 // Sets an environment variable for one scope.
 class ScopedEnv {
@@ -300,8 +303,7 @@ TEST_F(RpcmemAllocatorTest, AMissingLibraryMakesAnUnavailableAllocatorThatSaysWh
       << allocator.status().message();
   EXPECT_EQ(allocator.allocate(100, 64), nullptr);
   EXPECT_EQ(allocator.allocate(100, 64), nullptr);
-  EXPECT_EQ(logs.warnings_containing("I/O allocator 'rpcmem' is unavailable: /nonexistent/libcdsprpc.so not found"),
-            1)
+  EXPECT_EQ(logs.warnings_containing("I/O allocator 'rpcmem' is unavailable: /nonexistent/libcdsprpc.so not found"), 1)
       << logs.all();
   EXPECT_EQ(logs.warnings_containing("rpcmem"), 1) << "said once, not per allocation:\n" << logs.all();
   EXPECT_EQ(allocator.stats().failed_allocations, 2u);

@@ -40,8 +40,9 @@ Result<std::unique_ptr<RpcmemLibrary>> RpcmemLibrary::load(const std::string& pa
   api.alloc = resolve<void*(int, uint32_t, int)>(library->handle_, "rpcmem_alloc");
   api.free = resolve<void(void*)>(library->handle_, "rpcmem_free");
   api.to_fd = resolve<int(void*)>(library->handle_, "rpcmem_to_fd");
-  const std::pair<const char*, bool> required[] = {
-      {"rpcmem_alloc", api.alloc != nullptr}, {"rpcmem_free", api.free != nullptr}, {"rpcmem_to_fd", api.to_fd != nullptr}};
+  const std::pair<const char*, bool> required[] = {{"rpcmem_alloc", api.alloc != nullptr},
+                                                   {"rpcmem_free", api.free != nullptr},
+                                                   {"rpcmem_to_fd", api.to_fd != nullptr}};
   for (const auto& [symbol, present] : required) {
     if (!present) {
       return unavailable(path, " has no symbol '", symbol, "'");

@@ -11,7 +11,7 @@
 namespace staticlm {
 
 // From the Hexagon SDK's rpcmem.h: the system heap, and cached memory.
-inline constexpr int kRpcmemHeapIdSystem = 25;     // RPCMEM_HEAP_ID_SYSTEM
+inline constexpr int kRpcmemHeapIdSystem = 25;      // RPCMEM_HEAP_ID_SYSTEM
 inline constexpr uint32_t kRpcmemDefaultFlags = 1;  // RPCMEM_DEFAULT_FLAGS
 inline constexpr const char* kRpcmemDefaultLibrary = "libcdsprpc.so";
 

@@ -5,12 +5,13 @@
 //
 // Built twice: as libcdsprpc.so, and with STATICLM_STUB_WITHOUT_TO_FD as a library that lacks
 // rpcmem_to_fd (to test a missing entry point).
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <map>
 #include <mutex>
+
+#include <sys/mman.h>
 
 namespace {
 
@@ -41,7 +42,9 @@ StubState& state() {
   return instance;
 }
 
-size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+size_t page_size() {
+  return static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
 
 // Maps `fd` at an address that is page-aligned but one page past a kPlacement boundary.
 void* map_off_boundary(int fd, size_t length) {
@@ -52,8 +55,7 @@ void* map_off_boundary(int fd, size_t length) {
   }
   const uintptr_t low = reinterpret_cast<uintptr_t>(reserved);
   const uintptr_t target = (low + kPlacement - 1) / kPlacement * kPlacement + page_size();
-  void* mapped =
-      mmap(reinterpret_cast<void*>(target), length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  void* mapped = mmap(reinterpret_cast<void*>(target), length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   if (mapped == MAP_FAILED) {
     munmap(reserved, reserve);
     return nullptr;
