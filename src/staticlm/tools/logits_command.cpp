@@ -80,7 +80,8 @@ Command add_logits_command(CLI::App& parent) {
       ->check(CLI::IsMember({"prefill", "decode"}))
       ->capture_default_str();
   app->add_option("--out", args->out, "Output file (default: stdout)");
-  app->add_option("--io-allocator", args->model.io_allocator, "I/O buffer allocator")->capture_default_str();
+  app->add_option("--io-allocator", args->model.io_allocator,
+                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
   app->add_flag("--strict-io", args->model.strict_io, "Fail instead of falling back to the heap");
   app->add_option("--threads", args->model.num_threads, "Worker threads (0 = all cores)");
   return {app, [args]() { return run_logits(*args); }};

@@ -16,7 +16,8 @@ namespace staticlm::cli {
 
 struct ModelLoadOptions {
   std::string path;
-  std::string io_allocator = "heap";
+  // Empty: the preferred allocator of the program's delegate backend, else the heap.
+  std::string io_allocator;
   bool strict_io = false;
   int num_threads = 0;
 };
@@ -30,6 +31,7 @@ struct LoadedModel {
   std::unique_ptr<Program> program;
   const LlmContract* contract = nullptr;
   std::unique_ptr<LlmSession> session;
+  std::string io_allocator;  // the allocator actually chosen
   double load_seconds = 0.0;
 };
 

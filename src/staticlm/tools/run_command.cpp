@@ -88,7 +88,8 @@ Command add_run_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--seed", args->sampling.seed, "Random seed")->capture_default_str();
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
-  app->add_option("--io-allocator", args->model.io_allocator, "I/O buffer allocator")->capture_default_str();
+  app->add_option("--io-allocator", args->model.io_allocator,
+                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
   app->add_flag("--strict-io", args->model.strict_io, "Fail instead of falling back to the heap");
   app->add_option("--threads", args->model.num_threads, "Worker threads (0 = all cores)");
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
