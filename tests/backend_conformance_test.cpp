@@ -26,6 +26,7 @@
 #include "staticlm/runtime/program.h"
 
 #include "example_program.h"
+#include "export_helpers.h"
 #include "fixture_reference.h"
 
 namespace staticlm {
@@ -83,38 +84,12 @@ std::vector<float> run_prompt(const std::string& path, const std::vector<int32_t
   auto opened = open_session(path, std::move(extra));
   EXPECT_TRUE(opened.ok()) << opened.status().to_string();
   if (!opened.ok()) return {};
-  LlmSession& session = *opened->session;
-  const auto vocab = static_cast<size_t>(session.vocab_size());
-  std::vector<float> logits(tokens.size() * vocab, std::nanf(""));
-  auto sink_at = [&](size_t offset) {
-    return [&, offset](int64_t index, std::span<const float> row) {
-      std::copy(row.begin(), row.end(),
-                logits.begin() + static_cast<std::ptrdiff_t>((offset + static_cast<size_t>(index)) * vocab));
-    };
-  };
-  const size_t prefilled = std::min<size_t>(12, tokens.size());
-  EXPECT_TRUE(session.prefill(std::span(tokens).first(prefilled), sink_at(0)).ok());
-  for (size_t i = prefilled; i < tokens.size(); ++i) {
-    EXPECT_TRUE(session.decode(tokens[i], sink_at(i)).ok());
-  }
-  return logits;
+  return testing::feed_prompt(*opened->session, tokens, std::min<size_t>(12, tokens.size()));
 }
 
 void expect_near(std::span<const float> actual, std::span<const float> expected, double relative,
                  const std::string& what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  double worst = 0.0;
-  size_t worst_index = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const double error = std::abs(static_cast<double>(actual[i]) - expected[i]) /
-                         std::max(1.0, std::abs(static_cast<double>(expected[i])));
-    if (!(error <= worst)) {
-      worst = std::isnan(error) ? INFINITY : error;
-      worst_index = i;
-    }
-  }
-  EXPECT_LE(worst, relative) << what << ": worst relative error at " << worst_index << " (" << actual[worst_index]
-                             << " vs " << expected[worst_index] << ")";
+  testing::expect_logits_near(actual, expected, relative, what);
 }
 
 HfStaticExportOptions small_options(KvUpdateForm kv_update = KvUpdateForm::kInPlace) {

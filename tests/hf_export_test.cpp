@@ -24,41 +24,10 @@ using testing::FixtureReference;
 using testing::small_options;
 using testing::temp_path;
 
-// Feeds the first `prefilled` prompt tokens through prefill (chunks of 8, the last one partial
-// and left-padded) and the rest through decode; returns the logits of every prompt token.
-std::vector<float> run_prompt(LlmSession& session, const std::vector<int32_t>& tokens, size_t prefilled) {
-  const auto vocab = static_cast<size_t>(session.vocab_size());
-  std::vector<float> logits(tokens.size() * vocab, std::nanf(""));
-  auto sink_at = [&](size_t offset) {
-    return [&, offset](int64_t index, std::span<const float> row) {
-      std::copy(row.begin(), row.end(),
-                logits.begin() + static_cast<std::ptrdiff_t>((offset + static_cast<size_t>(index)) * vocab));
-    };
-  };
-  Status status = session.prefill(std::span(tokens).first(prefilled), sink_at(0));
-  EXPECT_TRUE(status.ok()) << status.to_string();
-  for (size_t i = prefilled; i < tokens.size(); ++i) {
-    status = session.decode(tokens[i], sink_at(i));
-    EXPECT_TRUE(status.ok()) << status.to_string();
-  }
-  return logits;
-}
+using testing::expect_logits_near;
 
-void expect_logits_near(std::span<const float> actual, std::span<const float> expected, double relative,
-                        const std::string& what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  double worst = 0.0;
-  size_t worst_index = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const double error = std::abs(static_cast<double>(actual[i]) - expected[i]) /
-                         std::max(1.0, std::abs(static_cast<double>(expected[i])));
-    if (!(error <= worst)) {
-      worst = std::isnan(error) ? INFINITY : error;
-      worst_index = i;
-    }
-  }
-  EXPECT_LE(worst, relative) << what << ": worst relative error at element " << worst_index << " (got "
-                             << actual[worst_index] << ", reference " << expected[worst_index] << ")";
+std::vector<float> run_prompt(LlmSession& session, const std::vector<int32_t>& tokens, size_t prefilled) {
+  return testing::feed_prompt(session, tokens, prefilled);
 }
 
 struct FamilyCase {
