@@ -1,4 +1,5 @@
 #include "staticlm/partition/lower_program.h"
+#include "staticlm/partition/method_checks.h"
 
 #include <map>
 #include <set>
@@ -97,20 +98,8 @@ Result<MethodSpec> lower_method(const MethodGraph& method, const std::map<Consta
 }  // namespace
 
 Result<ProgramSpec> lower_to_program(std::span<const MethodGraph> methods, const LowerOptions& options) {
-  if (methods.empty()) {
-    return invalid_argument("a program needs at least one method");
-  }
+  STATICLM_RETURN_IF_ERROR(check_method_graphs(methods));
   const ConstantTable* table = &methods[0].graph->constants();
-  for (const MethodGraph& method : methods) {
-    if (&method.graph->constants() != table) {
-      return invalid_argument("method '", method.name, "' uses a different constant table than method '",
-                              methods[0].name, "'; a program's methods must share one");
-    }
-    Status verified = verify_graph(*method.graph);
-    if (!verified.ok()) {
-      return verified.with_context(str_cat("method '", method.name, "'"));
-    }
-  }
 
   // Emit each constant some method reads, once, in table order.
   std::set<ConstantId> used;

@@ -4,6 +4,7 @@
 
 #include "staticlm/graph/verifier.h"
 #include "staticlm/partition/alias_roots.h"
+#include "staticlm/partition/method_checks.h"
 #include "staticlm/partition/lower_program.h"
 #include "staticlm/partition/step_memory_plan.h"
 
@@ -245,20 +246,10 @@ void collect_constants(const ScheduledMethod& method, std::set<ConstantId>& used
 
 Result<ProgramSpec> lower_scheduled_program(std::span<const ScheduledMethod> methods,
                                             std::vector<DelegateSpec> delegates, const LowerOptions& options) {
-  if (methods.empty()) {
-    return invalid_argument("a program needs at least one method");
-  }
+  STATICLM_RETURN_IF_ERROR(check_method_graphs(methods));
   const ConstantTable* table = &methods[0].graph->constants();
   std::set<ConstantId> used;
   for (const ScheduledMethod& method : methods) {
-    if (&method.graph->constants() != table) {
-      return invalid_argument("method '", method.name, "' uses a different constant table than method '",
-                              methods[0].name, "'; a program's methods must share one");
-    }
-    Status verified = verify_graph(*method.graph);
-    if (!verified.ok()) {
-      return verified.with_context(str_cat("method '", method.name, "'"));
-    }
     STATICLM_RETURN_IF_ERROR(check_steps(method, delegates.size()));
     collect_constants(method, used);
   }
