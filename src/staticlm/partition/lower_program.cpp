@@ -1,5 +1,4 @@
 #include "staticlm/partition/lower_program.h"
-#include "staticlm/partition/method_checks.h"
 
 #include <map>
 #include <set>
@@ -7,6 +6,7 @@
 #include "staticlm/graph/memory_planner.h"
 #include "staticlm/graph/verifier.h"
 #include "staticlm/partition/alias_roots.h"
+#include "staticlm/partition/method_checks.h"
 
 namespace staticlm {
 namespace {
