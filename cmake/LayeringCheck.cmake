@@ -1,21 +1,36 @@
 # Refuses, at configure time, a dependency that goes the wrong way through the layers
 # (docs/ARCHITECTURE.md). Each entry lists the staticlm libraries a layer must never reach,
-# directly or through another library.
+# directly or through another library. The run side (runtime, llm, the backends' runtime
+# libraries, staticlm-run) never reaches the export side (graph IR, lowering, partitioner,
+# exporter, the backends' export libraries).
+
+# The export-time libraries: what a run-only build must never link.
+set(_staticlm_export_side
+  "staticlm_graph,staticlm_lowering,staticlm_partition,staticlm_exporter,staticlm_backend_api,staticlm_backend_cpu,staticlm_backend_qnn,staticlm_builtin_export")
 
 set(_staticlm_forbidden
-  "staticlm_core:staticlm_ops,staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
+  "staticlm_core:staticlm_ops,staticlm_options,staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
   "staticlm_ops:staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
+  "staticlm_options:staticlm_ops,staticlm_format,staticlm_graph,staticlm_runtime,staticlm_partition"
   "staticlm_format:staticlm_graph,staticlm_runtime,staticlm_partition"
   "staticlm_graph:staticlm_format,staticlm_runtime,staticlm_partition"
-  "staticlm_runtime:staticlm_graph,staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_backend_portable:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_llm:staticlm_exporter,staticlm_partition,staticlm_backend_qnn,staticlm_backend_shm,staticlm_backend_qnn_rpcmem"
-  "staticlm_backend_shm:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_backend_qnn_rpcmem:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_backend_api:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_backend_cpu:staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_contracts:staticlm_runtime,staticlm_llm,${_staticlm_export_side}"
+  "staticlm_lowering:staticlm_runtime,staticlm_partition,staticlm_exporter,staticlm_llm,staticlm_backend_api"
+  "staticlm_runtime:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_backend_portable:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_backend_cpu_runtime:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_backend_qnn_runtime:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_llm:staticlm_backend_qnn_runtime,staticlm_backend_cpu_runtime,staticlm_backend_shm,staticlm_backend_qnn_rpcmem,${_staticlm_export_side}"
+  "staticlm_backend_shm:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_backend_qnn_rpcmem:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_builtin_runtime:${_staticlm_export_side}"
+  "staticlm_cli_run:${_staticlm_export_side}"
+  "staticlm-run:${_staticlm_export_side}"
+  "staticlm_backend_api:staticlm_runtime,staticlm_partition,staticlm_exporter,staticlm_llm"
+  "staticlm_backend_cpu:staticlm_backend_cpu_runtime,staticlm_runtime,staticlm_partition,staticlm_exporter,staticlm_llm"
   "staticlm_backend_qnn:staticlm_partition,staticlm_exporter,staticlm_llm"
-  "staticlm_partition:staticlm_exporter,staticlm_llm"
+  "staticlm_partition:staticlm_runtime,staticlm_exporter,staticlm_llm"
+  "staticlm_exporter:staticlm_runtime,staticlm_llm"
 )
 
 function(_staticlm_collect_deps target out_var)

@@ -125,7 +125,7 @@ class EndToEndTest : public ::testing::Test {
   ExampleWeights weights_;
   std::string path_;
   KernelRegistry kernels_;
-  std::unique_ptr<Program> program_;
+  std::shared_ptr<const Program> program_;
 };
 
 void expect_close(std::span<const float> actual, std::span<const double> expected) {
@@ -136,9 +136,9 @@ void expect_close(std::span<const float> actual, std::span<const double> expecte
 }
 
 TEST_F(EndToEndTest, MatchesReferenceAcrossCallsSharingTheCache) {
-  auto method = program_->load_method("forward");
+  auto method = program_->new_session("forward");
   ASSERT_TRUE(method.ok()) << method.status().to_string();
-  Method& forward = **method;
+  MethodSession& forward = **method;
 
   ASSERT_EQ(forward.inputs().size(), 3u);
   EXPECT_EQ(forward.inputs()[2].name, "cache");
@@ -175,7 +175,7 @@ TEST_F(EndToEndTest, TiedEmbeddingIsStoredOnce) {
 }
 
 TEST_F(EndToEndTest, BindingIsChecked) {
-  auto method = program_->load_method("forward");
+  auto method = program_->new_session("forward");
   ASSERT_TRUE(method.ok());
   std::vector<int64_t> wide(W::kSeq);
   Status status = (*method)->bind_input("tokens", DType::kI64, wide.data(), wide.size() * 8);
@@ -193,14 +193,14 @@ TEST_F(EndToEndTest, BindingIsChecked) {
 }
 
 TEST_F(EndToEndTest, UnknownMethodListsTheMethods) {
-  auto method = program_->load_method("decode");
+  auto method = program_->new_session("decode");
   ASSERT_FALSE(method.ok());
   EXPECT_EQ(method.status().code(), StatusCode::kNotFound);
   EXPECT_NE(method.status().message().find("(methods: forward)"), std::string::npos);
 }
 
 TEST_F(EndToEndTest, PositionBeyondTheCacheIsAnErrorNotACrash) {
-  auto method = program_->load_method("forward");
+  auto method = program_->new_session("forward");
   ASSERT_TRUE(method.ok());
   std::vector<int32_t> tokens = {1, 2, 3, 4};
   std::vector<int32_t> positions = {6, 7, 8, 9};
@@ -217,16 +217,16 @@ TEST_F(EndToEndTest, PositionBeyondTheCacheIsAnErrorNotACrash) {
 }
 
 // A program the writer accepts (it checks structure, not op semantics) whose kernel call does
-// not type-check must be refused when the method loads.
+// not type-check must be refused when the program is loaded (every method is prepared then).
 TEST(ProgramLoadTest, KernelCallThatDoesNotTypeCheckIsRefused) {
   ProgramSpec spec;
   std::vector<uint8_t> weight_bytes(3 * 5 * 4, 0);
   spec.constants.push_back({"w", DType::kF32, {3, 5}, make_owned_source(weight_bytes)});
   MethodSpec method;
   method.name = "forward";
-  method.values = {{DType::kF32, {2, 4}, ValueStorage::kInput, 0},
-                   {DType::kF32, {3, 5}, ValueStorage::kConstant, 0},
-                   {DType::kF32, {2, 3}, ValueStorage::kOutput, 0}};
+  method.values = {{DType::kF32, {2, 4}, ValueStorage::kInput, 0, {}},
+                   {DType::kF32, {3, 5}, ValueStorage::kConstant, 0, {}},
+                   {DType::kF32, {2, 3}, ValueStorage::kOutput, 0, {}}};
   method.inputs = {{"x", 0, false}};
   method.outputs = {{"y", 2, false}};
   method.instructions.push_back(KernelCallSpec{"linear", {0, 1}, {2}, {}});
@@ -239,9 +239,7 @@ TEST(ProgramLoadTest, KernelCallThatDoesNotTypeCheckIsRefused) {
   LoadOptions options;
   options.kernels = &kernels;
   options.num_threads = 1;
-  auto program = Program::load(path, options);
-  ASSERT_TRUE(program.ok()) << program.status().to_string();
-  auto loaded = (*program)->load_method("forward");
+  auto loaded = Program::load(path, options);
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(loaded.status().message().find("method 'forward' instruction 0 (linear)"), std::string::npos)
@@ -253,7 +251,7 @@ TEST(ProgramLoadTest, ValueReadBeforeWrittenIsRefused) {
   ProgramSpec spec;
   MethodSpec method;
   method.name = "forward";
-  method.values = {{DType::kF32, {4}, ValueStorage::kArena, 0}, {DType::kF32, {4}, ValueStorage::kOutput, 0}};
+  method.values = {{DType::kF32, {4}, ValueStorage::kArena, 0, {}}, {DType::kF32, {4}, ValueStorage::kOutput, 0, {}}};
   method.outputs = {{"y", 1, false}};
   method.arena_size = 16;
   method.instructions.push_back(KernelCallSpec{"silu", {0}, {1}, {}});
@@ -265,9 +263,7 @@ TEST(ProgramLoadTest, ValueReadBeforeWrittenIsRefused) {
   LoadOptions options;
   options.kernels = &kernels;
   options.num_threads = 1;
-  auto program = Program::load(path, options);
-  ASSERT_TRUE(program.ok());
-  auto loaded = (*program)->load_method("forward");
+  auto loaded = Program::load(path, options);
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("reads value 0 before any instruction writes it"), std::string::npos)
       << loaded.status().message();

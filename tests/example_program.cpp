@@ -4,8 +4,8 @@
 #include <random>
 
 #include "staticlm/format/program_writer.h"
+#include "staticlm/lowering/lower_program.h"
 #include "staticlm/ops/rope.h"
-#include "staticlm/partition/lower_program.h"
 
 namespace staticlm::testing {
 namespace {

@@ -240,7 +240,7 @@ TEST(HfExportRefusalTest, BadOptionsNameTheOption) {
   HfStaticExportOptions options = small_options();
   options.prefill_len = 128;
   Status status = export_dir(dir, options);
-  EXPECT_NE(status.message().find("option 'prefill-len' (128) exceeds 'max-cache-len' (64)"), std::string::npos)
+  EXPECT_NE(status.message().find("option 'prefill_len' (128) exceeds 'max_cache_len' (64)"), std::string::npos)
       << status.message();
   options = small_options();
   options.max_cache_len = 100000;

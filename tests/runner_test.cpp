@@ -343,12 +343,11 @@ class ProbeContract final : public LlmContract {
  public:
   std::string_view name() const override { return "probe"; }
   int64_t version() const override { return 3; }
-  Status validate(const Program& program) const override {
-    return program.method_names() == std::vector<std::string>{"prefill", "decode"}
-               ? ok_status()
-               : invalid_argument("probe: bad methods");
+  Status validate(const ProgramFile& file) const override {
+    return method_names(file) == std::vector<std::string>{"prefill", "decode"} ? ok_status()
+                                                                               : invalid_argument("probe: bad methods");
   }
-  Result<std::unique_ptr<LlmSession>> open(const Program&, const SessionOptions&) const override {
+  Result<std::unique_ptr<LlmSession>> open(std::shared_ptr<const Program>, const SessionOptions&) const override {
     return unimplemented("probe sessions do not run");
   }
 };

@@ -32,6 +32,12 @@ class [[nodiscard]] Result {
   const T& value() const& { return *value_; }
   T value() && { return std::move(*value_); }
 
+  // The value, or `fallback` when there is none.
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+
   T& operator*() & { return *value_; }
   const T& operator*() const& { return *value_; }
   T* operator->() { return &*value_; }

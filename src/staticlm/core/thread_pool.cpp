@@ -72,7 +72,13 @@ void ThreadPool::parallel_for(int64_t count, int64_t min_chunk, const std::funct
     body(0, count);
     return;
   }
-  std::lock_guard<std::mutex> call_lock(call_mutex_);
+  std::unique_lock<std::mutex> call_lock(call_mutex_, std::try_to_lock);
+  if (!call_lock.owns_lock()) {
+    // Another caller (another session) has the workers; a nested call from inside a body lands
+    // here too, instead of deadlocking.
+    body(0, count);
+    return;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   // A few chunks per thread balance uneven work without much scheduling overhead.
   int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));

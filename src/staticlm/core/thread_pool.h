@@ -1,6 +1,9 @@
 // ThreadPool: a fixed set of worker threads created once; parallel_for splits a range over
 // them and the calling thread, and returns when every chunk has run. No thread is created per
-// call. One parallel_for runs at a time per pool (calls from several threads are serialized).
+// call. The workers serve one parallel_for at a time: a call made while another thread's call
+// holds them runs its whole range on the calling thread instead of waiting, so sessions that
+// share a pool run concurrently (each at least on its own thread) and never queue behind
+// each other.
 #pragma once
 
 #include <condition_variable>
@@ -32,7 +35,7 @@ class ThreadPool {
   void run_chunks(std::unique_lock<std::mutex>& lock);
 
   std::vector<std::thread> workers_;
-  std::mutex call_mutex_;  // serializes parallel_for callers
+  std::mutex call_mutex_;  // held by the parallel_for that owns the workers
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;

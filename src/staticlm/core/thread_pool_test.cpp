@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -159,27 +160,18 @@ TEST(ThreadPoolTest, RepeatedCallsReuseTheSameThreads) {
   EXPECT_LE(ids.size(), static_cast<size_t>(kThreads));
 }
 
-TEST(ThreadPoolTest, ConcurrentCallersAreSerialized) {
+TEST(ThreadPoolTest, ConcurrentCallersEachCoverTheirRange) {
   constexpr int64_t kCount = 2000;
   constexpr int kCallsPerCaller = 200;
   ThreadPool pool(4);
-  std::atomic<int> running[2] = {0, 0};
-  std::atomic<int> overlaps{0};
   std::atomic<int> bad_coverage{0};
-
-  auto caller = [&](int self) {
-    const int other = 1 - self;
+  auto caller = [&]() {
     for (int call = 0; call < kCallsPerCaller; ++call) {
       std::vector<std::atomic<int>> hits(kCount);
       pool.parallel_for(kCount, 7, [&](int64_t begin, int64_t end) {
-        running[self].fetch_add(1);
-        if (running[other].load() != 0) {
-          overlaps.fetch_add(1);
-        }
         for (int64_t i = begin; i < end; ++i) {
           hits[static_cast<size_t>(i)].fetch_add(1);
         }
-        running[self].fetch_sub(1);
       });
       for (const std::atomic<int>& hit : hits) {
         if (hit.load() != 1) {
@@ -188,12 +180,52 @@ TEST(ThreadPoolTest, ConcurrentCallersAreSerialized) {
       }
     }
   };
-  std::thread first(caller, 0);
-  std::thread second(caller, 1);
+  std::thread first(caller);
+  std::thread second(caller);
   first.join();
   second.join();
-  EXPECT_EQ(overlaps.load(), 0) << "bodies of two parallel_for calls ran at the same time";
   EXPECT_EQ(bad_coverage.load(), 0);
+}
+
+TEST(ThreadPoolTest, ACallerThatFindsThePoolBusyRunsInlineInsteadOfWaiting) {
+  ThreadPool pool(2);
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool first_inside = false;
+  bool second_done = false;
+  std::thread first([&] {
+    pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+      std::unique_lock<std::mutex> lock(mutex);
+      first_inside = true;
+      changed.notify_all();
+      // Holds the workers until the second caller has finished on its own thread.
+      changed.wait(lock, [&] { return second_done; });
+    });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return first_inside; });
+  }
+  std::set<std::thread::id> ran_on;
+  pool.parallel_for(1000, 1, [&](int64_t, int64_t) { ran_on.insert(std::this_thread::get_id()); });
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    second_done = true;
+  }
+  changed.notify_all();
+  first.join();
+  EXPECT_EQ(ran_on, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(ThreadPoolTest, ANestedCallRunsInline) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> total{0};
+  pool.parallel_for(8, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { total.fetch_add(e - b); });
+    }
+  });
+  EXPECT_EQ(total.load(), 800);
 }
 
 TEST(ThreadPoolTest, HugeCountDoesNotOverflow) {

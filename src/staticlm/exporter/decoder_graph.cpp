@@ -2,27 +2,18 @@
 
 #include <cmath>
 
+#include "staticlm/contracts/hf_static_v1_spec.h"
+
 namespace staticlm {
 
+namespace spec = hf_static_v1;
+
 std::string_view kv_update_form_name(KvUpdateForm form) {
-  return form == KvUpdateForm::kInPlace ? "in-place" : "returned";
+  return form == KvUpdateForm::kInPlace ? spec::kKvUpdateInPlace : spec::kKvUpdateReturned;
 }
 
 std::string_view logits_mode_name(LogitsMode mode) {
-  return mode == LogitsMode::kAll ? "all" : "last";
-}
-
-std::string key_cache_name(int64_t layer) {
-  return str_cat("k_cache_", layer);
-}
-std::string value_cache_name(int64_t layer) {
-  return str_cat("v_cache_", layer);
-}
-std::string new_key_name(int64_t layer) {
-  return str_cat("k_new_", layer);
-}
-std::string new_value_name(int64_t layer) {
-  return str_cat("v_new_", layer);
+  return mode == LogitsMode::kAll ? spec::kLogitsAll : spec::kLogitsLast;
 }
 
 namespace {
@@ -120,8 +111,8 @@ class DecoderBuilder {
     STATICLM_ASSIGN_OR_RETURN(ValueId values,
                               g_.add(OpKind::kKvCacheUpdate, {v_cache, v, positions}, {{"in_place", in_place}}));
     if (shape_.kv_update == KvUpdateForm::kReturned) {
-      STATICLM_RETURN_IF_ERROR(add_returned_rows(k, new_key_name(layer)));
-      STATICLM_RETURN_IF_ERROR(add_returned_rows(v, new_value_name(layer)));
+      STATICLM_RETURN_IF_ERROR(add_returned_rows(k, spec::new_key_name(layer)));
+      STATICLM_RETURN_IF_ERROR(add_returned_rows(v, spec::new_value_name(layer)));
     }
     const double scale = 1.0 / std::sqrt(static_cast<double>(p_.head_dim));
     STATICLM_ASSIGN_OR_RETURN(ValueId attended,
@@ -170,14 +161,15 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
   auto graph = std::make_unique<Graph>(std::move(constants));
   DecoderBuilder b(params, *graph, shape);
   const int64_t seq = shape.seq_len;
-  STATICLM_ASSIGN_OR_RETURN(ValueId ids, graph->add_input("input_ids", DType::kI64, {1, seq}));
-  STATICLM_ASSIGN_OR_RETURN(ValueId positions, graph->add_input("cache_position", DType::kI64, {seq}));
+  STATICLM_ASSIGN_OR_RETURN(ValueId ids, graph->add_input(std::string(spec::kInputIds), DType::kI64, {1, seq}));
+  STATICLM_ASSIGN_OR_RETURN(ValueId positions, graph->add_input(std::string(spec::kCachePosition), DType::kI64, {seq}));
   std::vector<ValueId> k_caches;
   std::vector<ValueId> v_caches;
   const Shape cache_shape = {1, params.num_kv_heads, shape.cache_len, params.head_dim};
   for (int64_t layer = 0; layer < params.num_layers; ++layer) {
-    STATICLM_ASSIGN_OR_RETURN(ValueId k, graph->add_input(key_cache_name(layer), shape.cache_dtype, cache_shape));
-    STATICLM_ASSIGN_OR_RETURN(ValueId v, graph->add_input(value_cache_name(layer), shape.cache_dtype, cache_shape));
+    STATICLM_ASSIGN_OR_RETURN(ValueId k, graph->add_input(spec::key_cache_name(layer), shape.cache_dtype, cache_shape));
+    STATICLM_ASSIGN_OR_RETURN(ValueId v,
+                              graph->add_input(spec::value_cache_name(layer), shape.cache_dtype, cache_shape));
     k_caches.push_back(k);
     v_caches.push_back(v);
   }
@@ -201,7 +193,7 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
   STATICLM_ASSIGN_OR_RETURN(ValueId head,
                             b.weight(weights.lm_head, {params.vocab_size, params.hidden_size}, "lm_head"));
   STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.linear(x, head));
-  STATICLM_RETURN_IF_ERROR(graph->add_output("logits", logits));
+  STATICLM_RETURN_IF_ERROR(graph->add_output(std::string(spec::kLogits), logits));
   return graph;
 }
 

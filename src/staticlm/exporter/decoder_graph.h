@@ -75,10 +75,4 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
                                                    std::shared_ptr<ConstantTable> constants,
                                                    const DecoderMethodShape& shape);
 
-// hf_static v1 tensor names.
-std::string key_cache_name(int64_t layer);
-std::string value_cache_name(int64_t layer);
-std::string new_key_name(int64_t layer);
-std::string new_value_name(int64_t layer);
-
 }  // namespace staticlm

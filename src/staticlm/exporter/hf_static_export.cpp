@@ -5,12 +5,13 @@
 #include <filesystem>
 #include <optional>
 
+#include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/core/mapped_file.h"
 #include "staticlm/exporter/hf_config.h"
 #include "staticlm/exporter/model_family.h"
 #include "staticlm/exporter/safetensors.h"
 #include "staticlm/exporter/sha256.h"
-#include "staticlm/partition/lower_program.h"
+#include "staticlm/lowering/lower_program.h"
 #include "staticlm/partition/partitioner.h"
 
 namespace staticlm {
@@ -18,7 +19,7 @@ namespace staticlm {
 struct TokenizerFiles {
   std::vector<EmbeddedFileSpec> files;
   std::vector<MappedFile> mappings;  // kept alive until the program is written
-  std::string kind = "none";
+  std::string kind = std::string(hf_static_v1::kTokenizerNone);
   std::string hash;
 };
 
@@ -29,7 +30,6 @@ HfStaticBuild& HfStaticBuild::operator=(HfStaticBuild&&) noexcept = default;
 
 namespace {
 
-constexpr int64_t kContractVersion = 1;
 constexpr int64_t kDefaultMaxCacheLen = 2048;
 // Tokenizer files embedded, in name order (the order the hash covers them in).
 constexpr std::array<std::string_view, 3> kTokenizerFiles = {"tokenizer.json", "tokenizer.model",
@@ -38,23 +38,24 @@ constexpr std::array<std::string_view, 3> kTokenizerFiles = {"tokenizer.json", "
 Status check_options(const HfStaticExportOptions& options, const HfConfig& config, int64_t max_cache_len) {
   if (options.weight_dtype != DType::kF32 && options.weight_dtype != DType::kF16 &&
       options.weight_dtype != DType::kBF16) {
-    return invalid_argument("option 'dtype': expected f32, f16 or bf16, found ", dtype_name(options.weight_dtype));
+    return invalid_argument("option 'weight_dtype': expected f32, f16 or bf16, found ",
+                            dtype_name(options.weight_dtype));
   }
   if (options.cache_dtype != DType::kF32 && options.cache_dtype != DType::kF16) {
-    return invalid_argument("option 'cache-dtype': expected f32 or f16, found ", dtype_name(options.cache_dtype));
+    return invalid_argument("option 'cache_dtype': expected f32 or f16, found ", dtype_name(options.cache_dtype));
   }
   if (options.prefill_len < 1) {
-    return invalid_argument("option 'prefill-len': expected a value >= 1, found ", options.prefill_len);
+    return invalid_argument("option 'prefill_len': expected a value >= 1, found ", options.prefill_len);
   }
   if (max_cache_len < 1) {
-    return invalid_argument("option 'max-cache-len': expected a value >= 1, found ", max_cache_len);
+    return invalid_argument("option 'max_cache_len': expected a value >= 1, found ", max_cache_len);
   }
   if (options.prefill_len > max_cache_len) {
-    return invalid_argument("option 'prefill-len' (", options.prefill_len, ") exceeds 'max-cache-len' (", max_cache_len,
+    return invalid_argument("option 'prefill_len' (", options.prefill_len, ") exceeds 'max_cache_len' (", max_cache_len,
                             ")");
   }
   if (max_cache_len > config.max_position_embeddings) {
-    return invalid_argument("option 'max-cache-len' (", max_cache_len,
+    return invalid_argument("option 'max_cache_len' (", max_cache_len,
                             ") exceeds the model's max_position_embeddings (", config.max_position_embeddings, ") in '",
                             config.config_path, "'");
   }
@@ -80,9 +81,9 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
     headers.push_back(name + '\0' + std::to_string(file.size()) + '\0');
     out.files.push_back({name, make_borrowed_source(file.bytes())});
     if (name == "tokenizer.json") {
-      out.kind = "tokenizer.json";
-    } else if (name == "tokenizer.model" && out.kind == "none") {
-      out.kind = "sentencepiece";
+      out.kind = std::string(hf_static_v1::kTokenizerJson);
+    } else if (name == "tokenizer.model" && out.kind == hf_static_v1::kTokenizerNone) {
+      out.kind = std::string(hf_static_v1::kTokenizerSentencePiece);
     }
   }
   for (size_t i = 0; i < out.mappings.size(); ++i) {
@@ -96,45 +97,45 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
 std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderHyperParams& params,
                                             const HfStaticExportOptions& options, int64_t max_cache_len,
                                             const TokenizerFiles& tokenizer) {
-  std::vector<MetadataSpec> m = {
-      {"contract", std::string("hf_static")},
-      {"contract_version", kContractVersion},
-      {"architecture", config.architectures.front()},
-      {"vocab_size", params.vocab_size},
-      {"hidden_size", params.hidden_size},
-      {"num_layers", params.num_layers},
-      {"num_heads", params.num_heads},
-      {"num_kv_heads", params.num_kv_heads},
-      {"head_dim", params.head_dim},
-      {"max_cache_len", max_cache_len},
-      {"prefill_len", options.prefill_len},
-      {"cache_dtype", std::string(dtype_name(options.cache_dtype))},
-      {"kv_update", std::string(kv_update_form_name(options.kv_update))},
-      {"logits", std::string(logits_mode_name(options.logits))},
-      {"weight_dtype", std::string(dtype_name(options.weight_dtype))},
-      {"bos_token_id", config.bos_token_id.value_or(-1)},
-      {"eos_token_ids", config.eos_token_ids},
-      {"rope_theta", params.rope.theta},
-      {"rope_rotary_dim", params.rope.rotary_dim},
-      {"rope_scaling", std::string(rope_scaling_name(params.rope.scaling))},
-      {"tokenizer_kind", tokenizer.kind},
-      {"tokenizer_sha256", tokenizer.hash},
-  };
+  namespace key = hf_static_v1::key;
+  hf_static_v1::Config contract;
+  contract.vocab_size = params.vocab_size;
+  contract.num_layers = params.num_layers;
+  contract.num_kv_heads = params.num_kv_heads;
+  contract.head_dim = params.head_dim;
+  contract.max_cache_len = max_cache_len;
+  contract.prefill_len = options.prefill_len;
+  contract.cache_dtype = options.cache_dtype;
+  contract.kv_returned = options.kv_update == KvUpdateForm::kReturned;
+  contract.logits_last = options.logits == LogitsMode::kLast;
+  std::vector<MetadataSpec> m = contract.to_metadata();
+  auto add = [&m](std::string_view name, MetadataValue value) { m.push_back({std::string(name), std::move(value)}); };
+  add(key::kArchitecture, config.architectures.front());
+  add(key::kHiddenSize, params.hidden_size);
+  add(key::kNumHeads, params.num_heads);
+  add(key::kWeightDtype, std::string(dtype_name(options.weight_dtype)));
+  add(key::kBosTokenId, config.bos_token_id.value_or(-1));
+  add(key::kEosTokenIds, config.eos_token_ids);
+  add(key::kRopeTheta, params.rope.theta);
+  add(key::kRopeRotaryDim, params.rope.rotary_dim);
+  add(key::kRopeScaling, std::string(rope_scaling_name(params.rope.scaling)));
+  add(key::kTokenizerKind, tokenizer.kind);
+  add(key::kTokenizerSha256, tokenizer.hash);
   if (params.rope.scaling != RopeScaling::kNone) {
-    m.push_back({"rope_factor", params.rope.factor});
+    add(key::kRopeFactor, params.rope.factor);
   }
   if (params.rope.scaling == RopeScaling::kLlama3) {
-    m.push_back({"rope_low_freq_factor", params.rope.low_freq_factor});
-    m.push_back({"rope_high_freq_factor", params.rope.high_freq_factor});
-    m.push_back({"rope_original_max_position", params.rope.original_max_position});
+    add(key::kRopeLowFreqFactor, params.rope.low_freq_factor);
+    add(key::kRopeHighFreqFactor, params.rope.high_freq_factor);
+    add(key::kRopeOriginalMaxPosition, params.rope.original_max_position);
   }
   const HfGenerationDefaults& g = config.generation;
-  if (g.do_sample) m.push_back({"generation.do_sample", *g.do_sample});
-  if (g.temperature) m.push_back({"generation.temperature", *g.temperature});
-  if (g.top_k) m.push_back({"generation.top_k", *g.top_k});
-  if (g.top_p) m.push_back({"generation.top_p", *g.top_p});
-  if (g.min_p) m.push_back({"generation.min_p", *g.min_p});
-  if (g.repetition_penalty) m.push_back({"generation.repetition_penalty", *g.repetition_penalty});
+  if (g.do_sample) add(key::kGenerationDoSample, *g.do_sample);
+  if (g.temperature) add(key::kGenerationTemperature, *g.temperature);
+  if (g.top_k) add(key::kGenerationTopK, *g.top_k);
+  if (g.top_p) add(key::kGenerationTopP, *g.top_p);
+  if (g.min_p) add(key::kGenerationMinP, *g.min_p);
+  if (g.repetition_penalty) add(key::kGenerationRepetitionPenalty, *g.repetition_penalty);
   return m;
 }
 
@@ -165,12 +166,12 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
   auto prefill = build_decoder_graph(model.params, model.weights, constants, shape);
   if (!prefill.ok()) {
-    return prefill.status().with_context(str_cat("'", model_dir, "': building method 'prefill'"));
+    return prefill.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kPrefill, "'"));
   }
   shape.seq_len = 1;
   auto decode = build_decoder_graph(model.params, model.weights, constants, shape);
   if (!decode.ok()) {
-    return decode.status().with_context(str_cat("'", model_dir, "': building method 'decode'"));
+    return decode.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kDecode, "'"));
   }
 
   STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
@@ -179,7 +180,8 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   lower.metadata = contract_metadata(config, model.params, options, max_cache_len, *build.tokenizer);
   lower.files = build.tokenizer->files;
   if (partitioner) {
-    const std::vector<PartitionMethod> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
+    const std::vector<PartitionMethod> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},
+                                                  {std::string(hf_static_v1::kDecode), decode->get()}};
     PartitionRunOptions run;
     run.no_fallback = options.no_fallback;
     auto partitioned = partitioner->run(methods, lower, run);
@@ -191,13 +193,14 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
     const auto entries = partitioner->options().entries();
     build.summary.backend_settings.assign(entries.begin(), entries.end());
   } else {
-    std::vector<MethodGraph> methods = {{"prefill", prefill->get()}, {"decode", decode->get()}};
+    std::vector<MethodGraph> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},
+                                        {std::string(hf_static_v1::kDecode), decode->get()}};
     STATICLM_ASSIGN_OR_RETURN(build.spec, lower_to_program(methods, lower));
   }
 
   HfStaticExportSummary& summary = build.summary;
   summary.architecture = config.architectures.front();
-  summary.methods = {"prefill", "decode"};
+  summary.methods = {std::string(hf_static_v1::kPrefill), std::string(hf_static_v1::kDecode)};
   summary.prefill_len = options.prefill_len;
   summary.max_cache_len = max_cache_len;
   summary.constant_count = build.spec.constants.size();

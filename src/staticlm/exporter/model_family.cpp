@@ -65,9 +65,7 @@ Status check_sliding_window(const HfConfig& config, int64_t max_cache_len) {
   const std::optional<int64_t> window = config.effective_sliding_window();
   if (window && *window < max_cache_len) {
     return unimplemented("'", config.config_path, "': sliding_window ", *window, " is smaller than max_cache_len ",
-                         max_cache_len,
-                         "; hf_static v1 attends over the whole cache, so export with "
-                         "--max-cache-len ",
+                         max_cache_len, "; hf_static v1 attends over the whole cache, so export with max_cache_len ",
                          *window, " or less");
   }
   return ok_status();

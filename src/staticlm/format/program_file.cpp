@@ -129,7 +129,13 @@ Status ProgramFile::verify() {
                      " bytes at offset ", header_.flatbuffer_offset);
   }
   program_ = fb::GetProgram(flatbuffer);
-  return verify_program_semantics(*program_, header_.data_size);
+  STATICLM_RETURN_IF_ERROR(verify_program_semantics(*program_, header_.data_size));
+  if (const auto* entries = program_->named_data()) {
+    for (const fb::NamedData* entry : *entries) {
+      named_data_segments_.emplace(entry->key()->string_view(), entry->segment());
+    }
+  }
+  return ok_status();
 }
 
 std::span<const uint8_t> ProgramFile::segment(uint32_t index) const {
@@ -159,6 +165,14 @@ std::optional<std::span<const uint8_t>> ProgramFile::embedded_file(std::string_v
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::span<const uint8_t>> ProgramFile::named_data(std::string_view key) const {
+  auto it = named_data_segments_.find(key);
+  if (it == named_data_segments_.end()) {
+    return std::nullopt;
+  }
+  return segment(it->second);
 }
 
 const fb::Method* ProgramFile::find_method(std::string_view name) const {

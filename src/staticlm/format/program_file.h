@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "staticlm/core/mapped_file.h"
 #include "staticlm/core/result.h"
@@ -40,6 +41,8 @@ class ProgramFile {
   std::span<const uint8_t> constant_bytes(uint32_t index) const;
   // Contents of the embedded file called `name`, or nullopt.
   std::optional<std::span<const uint8_t>> embedded_file(std::string_view name) const;
+  // Bytes of the named data entry `key` (a zero-copy view into the mapping), or nullopt.
+  std::optional<std::span<const uint8_t>> named_data(std::string_view key) const;
   const fb::Method* find_method(std::string_view name) const;
   const fb::MetadataEntry* find_metadata(std::string_view key) const;
 
@@ -52,6 +55,7 @@ class ProgramFile {
   std::string name_;
   FileHeader header_{};
   const fb::Program* program_ = nullptr;
+  std::unordered_map<std::string_view, uint32_t> named_data_segments_;  // key -> segment
 };
 
 }  // namespace staticlm

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -32,13 +33,16 @@ struct ConstantSpec {
   std::shared_ptr<ByteSource> source;
 };
 
-enum class ValueStorage : uint8_t { kArena = 0, kInput = 1, kOutput = 2, kConstant = 3 };
+enum class ValueStorage : uint8_t { kArena = 0, kInput = 1, kOutput = 2, kConstant = 3, kNamedData = 4 };
+
+std::string_view value_storage_name(ValueStorage storage);
 
 struct ValueSpec {
   DType dtype = DType::kF32;
   Shape shape;
   ValueStorage storage = ValueStorage::kArena;
   uint64_t index = 0;  // arena byte offset, input / output position, or constant index
+  std::string key;     // kNamedData: the named data entry holding the bytes
 };
 
 struct IoSpec {
@@ -86,6 +90,15 @@ struct DelegateSpec {
   std::vector<uint32_t> output_order;  // empty = identity
 };
 
+// Bytes stored once per program under `key` (unique among the program's named data), each in a
+// segment of its own: what delegates share between methods (packed weights), and what
+// kNamedData values read.
+struct NamedDataSpec {
+  std::string key;
+  std::shared_ptr<ByteSource> source;
+  uint32_t alignment = 64;  // at least 64; entries of 16 KiB or more are page-aligned anyway
+};
+
 struct EmbeddedFileSpec {
   std::string name;
   std::shared_ptr<ByteSource> contents;
@@ -97,6 +110,7 @@ struct ProgramSpec {
   std::vector<MethodSpec> methods;
   std::vector<DelegateSpec> delegates;
   std::vector<EmbeddedFileSpec> files;
+  std::vector<NamedDataSpec> named_data;
 };
 
 }  // namespace staticlm

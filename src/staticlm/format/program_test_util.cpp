@@ -79,9 +79,9 @@ ProgramSpec sample_spec() {
   decode.inputs = {{"tokens", 0, false}, {"k_cache", 1, true}};
   decode.outputs = {{"logits", 2, false}};
   decode.values = {
-      {DType::kI64, {1, 1}, ValueStorage::kInput, 0},  {DType::kF32, {2, 4}, ValueStorage::kInput, 1},
-      {DType::kF32, {1, 8}, ValueStorage::kOutput, 0}, {DType::kF32, {4, 4}, ValueStorage::kConstant, 0},
-      {DType::kF32, {4, 4}, ValueStorage::kArena, 0},  {DType::kF32, {4, 4}, ValueStorage::kArena, 64},
+      {DType::kI64, {1, 1}, ValueStorage::kInput, 0, {}},  {DType::kF32, {2, 4}, ValueStorage::kInput, 1, {}},
+      {DType::kF32, {1, 8}, ValueStorage::kOutput, 0, {}}, {DType::kF32, {4, 4}, ValueStorage::kConstant, 0, {}},
+      {DType::kF32, {4, 4}, ValueStorage::kArena, 0, {}},  {DType::kF32, {4, 4}, ValueStorage::kArena, 64, {}},
   };
   decode.instructions = {
       KernelCallSpec{"linear",
@@ -101,9 +101,9 @@ ProgramSpec sample_spec() {
   prefill.inputs = {{"tokens", 0, false}};
   prefill.outputs = {{"hidden", 1, false}};
   prefill.values = {
-      {DType::kI64, {1, 16}, ValueStorage::kInput, 0},
-      {DType::kBF16, {128, 96}, ValueStorage::kOutput, 0},
-      {DType::kBF16, {128, 96}, ValueStorage::kConstant, 2},
+      {DType::kI64, {1, 16}, ValueStorage::kInput, 0, {}},
+      {DType::kBF16, {128, 96}, ValueStorage::kOutput, 0, {}},
+      {DType::kBF16, {128, 96}, ValueStorage::kConstant, 2, {}},
   };
   prefill.instructions = {KernelCallSpec{"embedding", {2, 0}, {1}, {}}};
   prefill.arena_size = 0;

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -81,6 +82,196 @@ bool same_shape(const Int64Vector* a, const Int64Vector* b) {
   return left.size() == right.size() && std::equal(left.begin(), left.end(), right.begin());
 }
 
+// Checks one method against itself and its scope: a program (constants, delegates and named
+// data it may refer to), or nothing, for a method blob.
+class MethodVerifier {
+ public:
+  MethodVerifier(const fb::Method& method, const fb::Program* program,
+                 const std::unordered_map<std::string_view, uint64_t>* named_data_sizes)
+      : method_(method), program_(program), named_data_sizes_(named_data_sizes) {}
+
+  Status run() const {
+    const fb::Method& method = method_;
+    const std::string label = str_cat("method '", method.name()->string_view(), "'");
+    uint64_t arena_size = 0;
+    if (const fb::MemoryPlan* plan = method.memory_plan()) {
+      if (plan->arena_alignment() != 0 && !is_power_of_two(plan->arena_alignment())) {
+        return invalid_argument(label, ": arena alignment ", plan->arena_alignment(), " is not a power of two");
+      }
+      arena_size = plan->arena_size();
+    }
+    STATICLM_RETURN_IF_ERROR(verify_io(method, method.inputs(), fb::StorageKind::Input, label + " input"));
+    STATICLM_RETURN_IF_ERROR(verify_io(method, method.outputs(), fb::StorageKind::Output, label + " output"));
+    const auto* values = method.values();
+    for (uint32_t v = 0; v < count_of(values); ++v) {
+      STATICLM_RETURN_IF_ERROR(verify_value(v, arena_size, label));
+    }
+    const auto* instructions = method.instructions();
+    for (uint32_t n = 0; n < count_of(instructions); ++n) {
+      STATICLM_RETURN_IF_ERROR(
+          verify_instruction(*instructions->Get(n), count_of(values), str_cat(label, " instruction ", n)));
+    }
+    return ok_status();
+  }
+
+  // Each io tensor names a value stored as that io kind at this io position.
+  Status verify_io(const fb::Method& method, const TableVector<fb::IoTensor>* io, fb::StorageKind kind,
+                   const std::string& label) const {
+    const uint32_t num_values = count_of(method.values());
+    std::unordered_set<std::string_view> names;
+    for (uint32_t i = 0; i < count_of(io); ++i) {
+      const fb::IoTensor& tensor = *io->Get(i);
+      STATICLM_RETURN_IF_ERROR(check_name(tensor.name(), names, str_cat(label, " ", i), label + " name"));
+      const std::string what = str_cat(label, " '", tensor.name()->string_view(), "'");
+      if (tensor.value() >= num_values) {
+        return invalid_argument(what, " refers to value ", tensor.value(), ", the method has ", num_values, " values");
+      }
+      const fb::Value& value = *method.values()->Get(tensor.value());
+      if (value.storage() != kind || value.index() != i) {
+        return invalid_argument(what, ": value ", tensor.value(), " is not stored as ", fb::EnumNameStorageKind(kind),
+                                " ", i);
+      }
+    }
+    return ok_status();
+  }
+
+  Status verify_value(uint32_t v, uint64_t arena_size, const std::string& label) const {
+    const fb::Method& method = method_;
+    const fb::Value& value = *method.values()->Get(v);
+    const std::string what = str_cat(label, " value ", v);
+    STATICLM_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(value.dtype(), value.shape(), what));
+    switch (value.storage()) {
+      case fb::StorageKind::Arena:
+        if (!range_fits(value.index(), bytes, arena_size)) {
+          return invalid_argument(what, ": arena offset ", value.index(), " + ", bytes,
+                                  " bytes is out of range of the ", arena_size, "-byte arena");
+        }
+        return ok_status();
+      case fb::StorageKind::Input:
+      case fb::StorageKind::Output: {
+        const bool is_input = value.storage() == fb::StorageKind::Input;
+        const auto* io = is_input ? method.inputs() : method.outputs();
+        const char* kind = is_input ? "input" : "output";
+        if (value.index() >= count_of(io)) {
+          return invalid_argument(what, ": ", kind, " index ", value.index(), " is out of range (the method has ",
+                                  count_of(io), " ", kind, "s)");
+        }
+        if (io->Get(static_cast<uint32_t>(value.index()))->value() != v) {
+          return invalid_argument(what, ": ", kind, " ", value.index(), " does not refer back to this value");
+        }
+        return ok_status();
+      }
+      case fb::StorageKind::Constant: {
+        if (program_ == nullptr) {
+          return invalid_argument(what, ": a method blob has no constants (its data comes as named data)");
+        }
+        const uint32_t num_constants = count_of(program_->constants());
+        if (value.index() >= num_constants) {
+          return invalid_argument(what, ": constant index ", value.index(), " is out of range (the program has ",
+                                  num_constants, " constants)");
+        }
+        const fb::Constant& constant = *program_->constants()->Get(static_cast<uint32_t>(value.index()));
+        if (constant.dtype() != value.dtype() || !same_shape(constant.shape(), value.shape())) {
+          return invalid_argument(what, " is ", tensor_string(value.dtype(), value.shape()), " but constant '",
+                                  constant.name()->string_view(), "' is ",
+                                  tensor_string(constant.dtype(), constant.shape()));
+        }
+        return ok_status();
+      }
+      case fb::StorageKind::NamedData: {
+        if (value.key() == nullptr || value.key()->size() == 0) {
+          return invalid_argument(what, ": named data value without a key");
+        }
+        if (named_data_sizes_ == nullptr) {
+          return ok_status();  // a blob's named data is checked when its delegate is given the data
+        }
+        auto entry = named_data_sizes_->find(value.key()->string_view());
+        if (entry == named_data_sizes_->end()) {
+          return invalid_argument(what, ": named data '", value.key()->string_view(), "' does not exist");
+        }
+        if (entry->second != bytes) {
+          return invalid_argument(what, " is ", tensor_string(value.dtype(), value.shape()), " = ", bytes,
+                                  " bytes, but named data '", value.key()->string_view(), "' holds ", entry->second);
+        }
+        return ok_status();
+      }
+    }
+    return invalid_argument(what, ": unknown storage kind ", static_cast<int>(value.storage()));
+  }
+
+  Status verify_instruction(const fb::InstructionEntry& entry, uint32_t num_values, const std::string& label) const {
+    if (const fb::KernelCall* call = entry.instruction_as_KernelCall()) {
+      if (call->op()->size() == 0) {
+        return invalid_argument(label, ": op name is empty");
+      }
+      const std::string what = str_cat(label, " (", call->op()->string_view(), ")");
+      const auto* inputs = call->inputs();
+      for (uint32_t i = 0; i < count_of(inputs); ++i) {
+        const int32_t input = inputs->Get(i);
+        if (input < -1 || input >= static_cast<int64_t>(num_values)) {
+          return invalid_argument(what, ": input ", i, " refers to value ", input, ", the method has ", num_values,
+                                  " values");
+        }
+      }
+      STATICLM_RETURN_IF_ERROR(check_outputs(call->outputs(), num_values, what));
+      std::unordered_set<std::string_view> names;
+      const auto* attributes = call->attributes();
+      for (uint32_t a = 0; a < count_of(attributes); ++a) {
+        const fb::Attribute& attribute = *attributes->Get(a);
+        STATICLM_RETURN_IF_ERROR(
+            check_name(attribute.name(), names, str_cat(what, " attribute ", a), "attribute name"));
+        const std::string attr_what = str_cat(what, " attribute '", attribute.name()->string_view(), "'");
+        if (flatbuffers::IsOutRange(attribute.type(), fb::AttributeType::MIN, fb::AttributeType::MAX)) {
+          return invalid_argument(attr_what, ": unknown type ", static_cast<int>(attribute.type()));
+        }
+        STATICLM_RETURN_IF_ERROR(check_int64_vector(attribute.int_list(), attr_what + " int list"));
+      }
+      return ok_status();
+    }
+    if (const fb::DelegateCall* call = entry.instruction_as_DelegateCall()) {
+      const std::string what = str_cat(label, " (delegate ", call->delegate(), ")");
+      if (program_ == nullptr) {
+        return invalid_argument(what, ": a method blob cannot call a delegate");
+      }
+      const uint32_t num_delegates = count_of(program_->delegates());
+      if (call->delegate() >= num_delegates) {
+        return invalid_argument(what, ": delegate ", call->delegate(), " does not exist (the program has ",
+                                num_delegates, " delegates)");
+      }
+      const auto* inputs = call->inputs();
+      for (uint32_t i = 0; i < count_of(inputs); ++i) {
+        if (inputs->Get(i) >= num_values) {
+          return invalid_argument(what, ": input ", i, " refers to value ", inputs->Get(i), ", the method has ",
+                                  num_values, " values");
+        }
+      }
+      STATICLM_RETURN_IF_ERROR(check_outputs(call->outputs(), num_values, what));
+      const auto* order = program_->delegates()->Get(call->delegate())->output_order();
+      if (count_of(order) != 0 && count_of(order) != count_of(call->outputs())) {
+        return invalid_argument(what, ": the delegate's output_order has ", count_of(order), " entries, the call has ",
+                                count_of(call->outputs()), " outputs");
+      }
+      return ok_status();
+    }
+    return invalid_argument(label, ": unknown instruction type ", static_cast<int>(entry.instruction_type()));
+  }
+
+  static Status check_outputs(const flatbuffers::Vector<uint32_t>* outputs, uint32_t num_values,
+                              const std::string& what) {
+    for (uint32_t i = 0; i < count_of(outputs); ++i) {
+      if (outputs->Get(i) >= num_values) {
+        return invalid_argument(what, ": output ", i, " refers to value ", outputs->Get(i), ", the method has ",
+                                num_values, " values");
+      }
+    }
+    return ok_status();
+  }
+
+  const fb::Method& method_;
+  const fb::Program* program_;                                              // null for a method blob
+  const std::unordered_map<std::string_view, uint64_t>* named_data_sizes_;  // null for a method blob
+};
+
 class SemanticVerifier {
  public:
   SemanticVerifier(const fb::Program& program, uint64_t data_size) : program_(program), data_size_(data_size) {}
@@ -91,12 +282,13 @@ class SemanticVerifier {
     STATICLM_RETURN_IF_ERROR(verify_constants());
     STATICLM_RETURN_IF_ERROR(verify_delegates());
     STATICLM_RETURN_IF_ERROR(verify_files());
+    STATICLM_RETURN_IF_ERROR(verify_named_data());
     std::unordered_set<std::string_view> names;
     const auto* methods = program_.methods();
     for (uint32_t m = 0; m < count_of(methods); ++m) {
       const fb::Method& method = *methods->Get(m);
       STATICLM_RETURN_IF_ERROR(check_name(method.name(), names, str_cat("method ", m), "method name"));
-      STATICLM_RETURN_IF_ERROR(verify_method(method));
+      STATICLM_RETURN_IF_ERROR(MethodVerifier(method, &program_, &named_data_sizes_).run());
     }
     return ok_status();
   }
@@ -215,166 +407,32 @@ class SemanticVerifier {
     return ok_status();
   }
 
-  Status verify_method(const fb::Method& method) const {
-    const std::string label = str_cat("method '", method.name()->string_view(), "'");
-    uint64_t arena_size = 0;
-    if (const fb::MemoryPlan* plan = method.memory_plan()) {
-      if (plan->arena_alignment() != 0 && !is_power_of_two(plan->arena_alignment())) {
-        return invalid_argument(label, ": arena alignment ", plan->arena_alignment(), " is not a power of two");
-      }
-      arena_size = plan->arena_size();
-    }
-    STATICLM_RETURN_IF_ERROR(verify_io(method, method.inputs(), fb::StorageKind::Input, label + " input"));
-    STATICLM_RETURN_IF_ERROR(verify_io(method, method.outputs(), fb::StorageKind::Output, label + " output"));
-    const auto* values = method.values();
-    for (uint32_t v = 0; v < count_of(values); ++v) {
-      STATICLM_RETURN_IF_ERROR(verify_value(method, v, arena_size, label));
-    }
-    const auto* instructions = method.instructions();
-    for (uint32_t n = 0; n < count_of(instructions); ++n) {
-      STATICLM_RETURN_IF_ERROR(
-          verify_instruction(*instructions->Get(n), count_of(values), str_cat(label, " instruction ", n)));
-    }
-    return ok_status();
-  }
-
-  // Each io tensor names a value stored as that io kind at this io position.
-  Status verify_io(const fb::Method& method, const TableVector<fb::IoTensor>* io, fb::StorageKind kind,
-                   const std::string& label) const {
-    const uint32_t num_values = count_of(method.values());
-    std::unordered_set<std::string_view> names;
-    for (uint32_t i = 0; i < count_of(io); ++i) {
-      const fb::IoTensor& tensor = *io->Get(i);
-      STATICLM_RETURN_IF_ERROR(check_name(tensor.name(), names, str_cat(label, " ", i), label + " name"));
-      const std::string what = str_cat(label, " '", tensor.name()->string_view(), "'");
-      if (tensor.value() >= num_values) {
-        return invalid_argument(what, " refers to value ", tensor.value(), ", the method has ", num_values, " values");
-      }
-      const fb::Value& value = *method.values()->Get(tensor.value());
-      if (value.storage() != kind || value.index() != i) {
-        return invalid_argument(what, ": value ", tensor.value(), " is not stored as ", fb::EnumNameStorageKind(kind),
-                                " ", i);
-      }
-    }
-    return ok_status();
-  }
-
-  Status verify_value(const fb::Method& method, uint32_t v, uint64_t arena_size, const std::string& label) const {
-    const fb::Value& value = *method.values()->Get(v);
-    const std::string what = str_cat(label, " value ", v);
-    STATICLM_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(value.dtype(), value.shape(), what));
-    switch (value.storage()) {
-      case fb::StorageKind::Arena:
-        if (!range_fits(value.index(), bytes, arena_size)) {
-          return invalid_argument(what, ": arena offset ", value.index(), " + ", bytes,
-                                  " bytes is out of range of the ", arena_size, "-byte arena");
-        }
-        return ok_status();
-      case fb::StorageKind::Input:
-      case fb::StorageKind::Output: {
-        const bool is_input = value.storage() == fb::StorageKind::Input;
-        const auto* io = is_input ? method.inputs() : method.outputs();
-        const char* kind = is_input ? "input" : "output";
-        if (value.index() >= count_of(io)) {
-          return invalid_argument(what, ": ", kind, " index ", value.index(), " is out of range (the method has ",
-                                  count_of(io), " ", kind, "s)");
-        }
-        if (io->Get(static_cast<uint32_t>(value.index()))->value() != v) {
-          return invalid_argument(what, ": ", kind, " ", value.index(), " does not refer back to this value");
-        }
-        return ok_status();
-      }
-      case fb::StorageKind::Constant: {
-        const uint32_t num_constants = count_of(program_.constants());
-        if (value.index() >= num_constants) {
-          return invalid_argument(what, ": constant index ", value.index(), " is out of range (the program has ",
-                                  num_constants, " constants)");
-        }
-        const fb::Constant& constant = *program_.constants()->Get(static_cast<uint32_t>(value.index()));
-        if (constant.dtype() != value.dtype() || !same_shape(constant.shape(), value.shape())) {
-          return invalid_argument(what, " is ", tensor_string(value.dtype(), value.shape()), " but constant '",
-                                  constant.name()->string_view(), "' is ",
-                                  tensor_string(constant.dtype(), constant.shape()));
-        }
-        return ok_status();
-      }
-    }
-    return invalid_argument(what, ": unknown storage kind ", static_cast<int>(value.storage()));
-  }
-
-  Status verify_instruction(const fb::InstructionEntry& entry, uint32_t num_values, const std::string& label) const {
-    if (const fb::KernelCall* call = entry.instruction_as_KernelCall()) {
-      if (call->op()->size() == 0) {
-        return invalid_argument(label, ": op name is empty");
-      }
-      const std::string what = str_cat(label, " (", call->op()->string_view(), ")");
-      const auto* inputs = call->inputs();
-      for (uint32_t i = 0; i < count_of(inputs); ++i) {
-        const int32_t input = inputs->Get(i);
-        if (input < -1 || input >= static_cast<int64_t>(num_values)) {
-          return invalid_argument(what, ": input ", i, " refers to value ", input, ", the method has ", num_values,
-                                  " values");
-        }
-      }
-      STATICLM_RETURN_IF_ERROR(check_outputs(call->outputs(), num_values, what));
-      std::unordered_set<std::string_view> names;
-      const auto* attributes = call->attributes();
-      for (uint32_t a = 0; a < count_of(attributes); ++a) {
-        const fb::Attribute& attribute = *attributes->Get(a);
-        STATICLM_RETURN_IF_ERROR(
-            check_name(attribute.name(), names, str_cat(what, " attribute ", a), "attribute name"));
-        const std::string attr_what = str_cat(what, " attribute '", attribute.name()->string_view(), "'");
-        if (flatbuffers::IsOutRange(attribute.type(), fb::AttributeType::MIN, fb::AttributeType::MAX)) {
-          return invalid_argument(attr_what, ": unknown type ", static_cast<int>(attribute.type()));
-        }
-        STATICLM_RETURN_IF_ERROR(check_int64_vector(attribute.int_list(), attr_what + " int list"));
-      }
-      return ok_status();
-    }
-    if (const fb::DelegateCall* call = entry.instruction_as_DelegateCall()) {
-      const std::string what = str_cat(label, " (delegate ", call->delegate(), ")");
-      const uint32_t num_delegates = count_of(program_.delegates());
-      if (call->delegate() >= num_delegates) {
-        return invalid_argument(what, ": delegate ", call->delegate(), " does not exist (the program has ",
-                                num_delegates, " delegates)");
-      }
-      const auto* inputs = call->inputs();
-      for (uint32_t i = 0; i < count_of(inputs); ++i) {
-        if (inputs->Get(i) >= num_values) {
-          return invalid_argument(what, ": input ", i, " refers to value ", inputs->Get(i), ", the method has ",
-                                  num_values, " values");
-        }
-      }
-      STATICLM_RETURN_IF_ERROR(check_outputs(call->outputs(), num_values, what));
-      const auto* order = program_.delegates()->Get(call->delegate())->output_order();
-      if (count_of(order) != 0 && count_of(order) != count_of(call->outputs())) {
-        return invalid_argument(what, ": the delegate's output_order has ", count_of(order), " entries, the call has ",
-                                count_of(call->outputs()), " outputs");
-      }
-      return ok_status();
-    }
-    return invalid_argument(label, ": unknown instruction type ", static_cast<int>(entry.instruction_type()));
-  }
-
-  static Status check_outputs(const flatbuffers::Vector<uint32_t>* outputs, uint32_t num_values,
-                              const std::string& what) {
-    for (uint32_t i = 0; i < count_of(outputs); ++i) {
-      if (outputs->Get(i) >= num_values) {
-        return invalid_argument(what, ": output ", i, " refers to value ", outputs->Get(i), ", the method has ",
-                                num_values, " values");
-      }
+  Status verify_named_data() {
+    const auto* entries = program_.named_data();
+    std::unordered_set<std::string_view> keys;
+    for (uint32_t n = 0; n < count_of(entries); ++n) {
+      const fb::NamedData& entry = *entries->Get(n);
+      STATICLM_RETURN_IF_ERROR(check_name(entry.key(), keys, str_cat("named data ", n), "named data key"));
+      const std::string what = str_cat("named data '", entry.key()->string_view(), "'");
+      STATICLM_RETURN_IF_ERROR(check_segment_index(entry.segment(), what));
+      named_data_sizes_.emplace(entry.key()->string_view(), program_.segments()->Get(entry.segment())->size());
     }
     return ok_status();
   }
 
   const fb::Program& program_;
   uint64_t data_size_;
+  std::unordered_map<std::string_view, uint64_t> named_data_sizes_;
 };
 
 }  // namespace
 
 Status verify_program_semantics(const fb::Program& program, uint64_t data_size) {
   return SemanticVerifier(program, data_size).run();
+}
+
+Status verify_method_blob_semantics(const fb::Method& method) {
+  return MethodVerifier(method, nullptr, nullptr).run();
 }
 
 }  // namespace staticlm

@@ -18,4 +18,9 @@ namespace staticlm {
 // table and vector is readable). Fails with InvalidArgument naming the first bad entry.
 Status verify_program_semantics(const fb::Program& program, uint64_t data_size);
 
+// The same checks for a method serialized on its own (a method blob): a blob has no constants
+// and calls no delegate; its NamedData values need a key, checked against the data its
+// delegate is given at run time.
+Status verify_method_blob_semantics(const fb::Method& method);
+
 }  // namespace staticlm

@@ -17,6 +17,7 @@
 
 #include "staticlm/core/checked_math.h"
 #include "staticlm/format/file_header.h"
+#include "staticlm/format/method_builder.h"
 #include "staticlm/format/program_generated.h"
 #include "staticlm/format/program_verifier.h"
 
@@ -52,6 +53,7 @@ struct DataLayout {
   std::vector<ConstantPlacement> constants;
   std::vector<uint32_t> file_segments;
   std::vector<uint32_t> blob_segments;
+  std::vector<uint32_t> named_data_segments;
   uint64_t data_size = 0;
 };
 
@@ -116,6 +118,20 @@ Result<DataLayout> plan_layout(const ProgramSpec& spec) {
     layout.blob_segments.push_back(
         add_source_segment(layout, kSegmentAlignment, spec.delegates[d].blob.get(), str_cat("delegate ", d, " blob")));
   }
+  for (const NamedDataSpec& entry : spec.named_data) {
+    if (entry.source == nullptr) {
+      return invalid_argument("named data '", entry.key, "' has no byte source");
+    }
+    if (!is_power_of_two(entry.alignment) || entry.alignment > kPageAlignment) {
+      return invalid_argument("named data '", entry.key, "': alignment ", entry.alignment,
+                              " is not a power of two up to ", kPageAlignment);
+    }
+    const uint64_t size = entry.source->size_bytes();
+    const auto alignment = static_cast<uint32_t>(
+        std::max<uint64_t>({entry.alignment, kSegmentAlignment, size >= kLargeConstantBytes ? kPageAlignment : 0}));
+    layout.named_data_segments.push_back(
+        add_source_segment(layout, alignment, entry.source.get(), str_cat("named data '", entry.key, "'")));
+  }
   uint64_t cursor = 0;
   for (SegmentPlan& segment : layout.segments) {
     auto offset = checked_align_up(cursor, segment.alignment);
@@ -161,74 +177,6 @@ Offset<fb::MetadataEntry> build_metadata(FlatBufferBuilder& builder, const Metad
   return fb::CreateMetadataEntry(builder, key, metadata_type(entry.value), int_value ? *int_value : 0,
                                  float_value ? *float_value : 0.0, string_value, bool_value ? *bool_value : false,
                                  int_list);
-}
-
-Offset<fb::Attribute> build_attribute(FlatBufferBuilder& builder, const std::string& name, const AttrValue& value) {
-  auto name_offset = builder.CreateString(name);
-  Offset<flatbuffers::String> string_value;
-  Offset<flatbuffers::Vector<int64_t>> int_list;
-  fb::AttributeType type = fb::AttributeType::Int;
-  int64_t int_value = 0;
-  double float_value = 0.0;
-  if (const auto* as_int = std::get_if<int64_t>(&value)) {
-    int_value = *as_int;
-  } else if (const auto* as_float = std::get_if<double>(&value)) {
-    type = fb::AttributeType::Float;
-    float_value = *as_float;
-  } else if (const auto* as_string = std::get_if<std::string>(&value)) {
-    type = fb::AttributeType::String;
-    string_value = builder.CreateString(*as_string);
-  } else if (const auto* as_list = std::get_if<std::vector<int64_t>>(&value)) {
-    type = fb::AttributeType::IntList;
-    int_list = builder.CreateVector(*as_list);
-  }
-  return fb::CreateAttribute(builder, name_offset, type, int_value, float_value, string_value, int_list);
-}
-
-Offset<fb::InstructionEntry> build_instruction(FlatBufferBuilder& builder, const InstructionSpec& instruction) {
-  if (const auto* call = std::get_if<KernelCallSpec>(&instruction)) {
-    auto op = builder.CreateString(call->op);
-    auto inputs = builder.CreateVector(call->inputs);
-    auto outputs = builder.CreateVector(call->outputs);
-    std::vector<Offset<fb::Attribute>> attributes;
-    for (const auto& [name, value] : call->attributes.entries()) {
-      attributes.push_back(build_attribute(builder, name, value));
-    }
-    auto kernel = fb::CreateKernelCall(builder, op, inputs, outputs, builder.CreateVector(attributes));
-    return fb::CreateInstructionEntry(builder, fb::Instruction::KernelCall, kernel.Union());
-  }
-  const auto& call = std::get<DelegateCallSpec>(instruction);
-  auto inputs = builder.CreateVector(call.inputs);
-  auto outputs = builder.CreateVector(call.outputs);
-  auto delegate = fb::CreateDelegateCall(builder, call.delegate, inputs, outputs);
-  return fb::CreateInstructionEntry(builder, fb::Instruction::DelegateCall, delegate.Union());
-}
-
-Offset<flatbuffers::Vector<Offset<fb::IoTensor>>> build_io(FlatBufferBuilder& builder, const std::vector<IoSpec>& io) {
-  std::vector<Offset<fb::IoTensor>> out;
-  for (const IoSpec& tensor : io) {
-    out.push_back(fb::CreateIoTensor(builder, builder.CreateString(tensor.name), tensor.value, tensor.is_mutable));
-  }
-  return builder.CreateVector(out);
-}
-
-Offset<fb::Method> build_method(FlatBufferBuilder& builder, const MethodSpec& method) {
-  auto name = builder.CreateString(method.name);
-  auto inputs = build_io(builder, method.inputs);
-  auto outputs = build_io(builder, method.outputs);
-  std::vector<Offset<fb::Value>> values;
-  for (const ValueSpec& value : method.values) {
-    values.push_back(fb::CreateValue(builder, static_cast<uint8_t>(value.dtype), builder.CreateVector(value.shape),
-                                     static_cast<fb::StorageKind>(value.storage), value.index));
-  }
-  auto values_offset = builder.CreateVector(values);
-  std::vector<Offset<fb::InstructionEntry>> instructions;
-  for (const InstructionSpec& instruction : method.instructions) {
-    instructions.push_back(build_instruction(builder, instruction));
-  }
-  auto instructions_offset = builder.CreateVector(instructions);
-  auto plan = fb::CreateMemoryPlan(builder, method.arena_size, method.arena_alignment);
-  return fb::CreateMethod(builder, name, inputs, outputs, values_offset, instructions_offset, plan);
 }
 
 Offset<fb::Delegate> build_delegate(FlatBufferBuilder& builder, const DelegateSpec& delegate, uint32_t blob_segment) {
@@ -277,8 +225,14 @@ void build_program(FlatBufferBuilder& builder, const ProgramSpec& spec, const Da
     files.push_back(fb::CreateEmbeddedFile(builder, builder.CreateString(spec.files[f].name), layout.file_segments[f]));
   }
   auto files_offset = builder.CreateVector(files);
+  std::vector<Offset<fb::NamedData>> named_data;
+  for (size_t n = 0; n < spec.named_data.size(); ++n) {
+    named_data.push_back(
+        fb::CreateNamedData(builder, builder.CreateString(spec.named_data[n].key), layout.named_data_segments[n]));
+  }
+  auto named_data_offset = builder.CreateVector(named_data);
   auto root = fb::CreateProgram(builder, metadata_offset, segments_offset, constants_offset, methods_offset,
-                                delegates_offset, files_offset);
+                                delegates_offset, files_offset, named_data_offset);
   builder.Finish(root, fb::ProgramIdentifier());
 }
 
@@ -432,6 +386,9 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
   summary.file_bytes = *file_bytes;
   for (const ConstantPlacement& placement : layout.constants) {
     summary.constant_bytes += placement.size;
+  }
+  for (uint32_t segment : layout.named_data_segments) {
+    summary.named_data_bytes += layout.segments[segment].size;
   }
   ReadBuffer buffer;
   for (const SegmentPlan& segment : layout.segments) {

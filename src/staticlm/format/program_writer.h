@@ -23,6 +23,7 @@ struct WriteOptions {
 struct WriteSummary {
   uint64_t file_bytes = 0;
   uint64_t constant_bytes = 0;
+  uint64_t named_data_bytes = 0;
   uint64_t largest_segment_bytes = 0;
 };
 

@@ -191,6 +191,22 @@ Status Graph::add_output(std::string name, ValueId value) {
   return ok_status();
 }
 
+void Graph::replace_nodes(std::vector<GraphNode> nodes) {
+  nodes_ = std::move(nodes);
+  for (GraphValue& value : values_) {
+    if (value.kind == ValueKind::kNodeOutput) {
+      value.producer = -1;
+    }
+  }
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    for (ValueId output : nodes_[n].outputs) {
+      if (output >= 0 && static_cast<size_t>(output) < values_.size()) {
+        values_[static_cast<size_t>(output)].producer = static_cast<int32_t>(n);
+      }
+    }
+  }
+}
+
 ValueId Graph::new_value(DType dtype, Shape shape, int32_t producer) {
   const auto id = static_cast<ValueId>(values_.size());
   GraphValue value;

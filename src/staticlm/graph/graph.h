@@ -115,6 +115,9 @@ class Graph {
   // For passes: replaces the node list wholesale (values referenced must exist). The verifier
   // should be run afterwards.
   std::vector<GraphNode>& mutable_nodes() { return nodes_; }
+  // For passes: installs `nodes` as the node list and makes every value's producer the node that
+  // now outputs it (-1 for a value no node outputs any more). The verifier should run afterwards.
+  void replace_nodes(std::vector<GraphNode> nodes);
   // For passes: a fresh value with the given spec, produced by node `producer`.
   ValueId new_value(DType dtype, Shape shape, int32_t producer);
   std::vector<GraphValue>& mutable_values() { return values_; }

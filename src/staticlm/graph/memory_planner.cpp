@@ -6,6 +6,7 @@
 #include <string>
 
 #include "staticlm/core/checked_math.h"
+#include "staticlm/graph/alias_roots.h"
 
 namespace staticlm {
 namespace {
@@ -18,12 +19,12 @@ bool in_range(const Graph& graph, ValueId value) {
 struct ArenaItem {
   ValueId value;
   uint64_t size;
-  int32_t first_node;
-  int32_t last_node;
+  int32_t first_step;
+  int32_t last_step;
 };
 
 bool lifetimes_overlap(const PlannedValue& a, const ArenaItem& b) {
-  return a.first_node <= b.last_node && b.first_node <= a.last_node;
+  return a.first_step <= b.last_step && b.first_step <= a.last_step;
 }
 
 Result<uint64_t> value_bytes(const Graph& graph, ValueId id) {
@@ -41,19 +42,18 @@ Result<uint64_t> value_bytes(const Graph& graph, ValueId id) {
 
 class MemoryPlanner {
  public:
-  MemoryPlanner(const Graph& graph, uint32_t alignment) : graph_(graph) {
+  MemoryPlanner(const Graph& graph, std::span<const ScheduleStep> steps, uint32_t alignment)
+      : graph_(graph), steps_(steps) {
     plan_.alignment = alignment;
     plan_.values.resize(graph.num_values());
-    root_.resize(graph.num_values());
-    for (size_t v = 0; v < root_.size(); ++v) {
-      root_[v] = static_cast<ValueId>(v);
-    }
   }
 
   Result<MemoryPlan> run() {
     if (!is_power_of_two(plan_.alignment)) {
       return invalid_argument("memory plan: alignment ", plan_.alignment, " is not a power of two");
     }
+    STATICLM_RETURN_IF_ERROR(check_nodes());
+    root_ = alias_roots(graph_);
     STATICLM_RETURN_IF_ERROR(compute_lifetimes());
     STATICLM_RETURN_IF_ERROR(resolve_chains());
     STATICLM_ASSIGN_OR_RETURN(std::vector<ArenaItem> items, arena_items());
@@ -64,67 +64,105 @@ class MemoryPlanner {
  private:
   PlannedValue& planned(ValueId id) { return plan_.values[static_cast<size_t>(id)]; }
 
-  Status compute_lifetimes() {
+  // Every reference in range and every in-place op well formed, so alias_roots can follow them.
+  Status check_nodes() {
     for (size_t v = 0; v < graph_.num_values(); ++v) {
       STATICLM_ASSIGN_OR_RETURN(planned(static_cast<ValueId>(v)).size, value_bytes(graph_, static_cast<ValueId>(v)));
     }
-    produced_.assign(graph_.num_values(), false);
     const auto nodes = graph_.nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const auto index = static_cast<int32_t>(i);
       const GraphNode& node = nodes[i];
       for (ValueId input : node.inputs) {
-        if (input == kNoValue) {
-          continue;
-        }
-        if (!in_range(graph_, input)) {
+        if (input != kNoValue && !in_range(graph_, input)) {
           return invalid_argument(describe_node(i, node.op, node.name), ": input value ", input, " does not exist");
         }
-        planned(input).last_node = index;
       }
       for (ValueId output : node.outputs) {
         if (!in_range(graph_, output)) {
           return invalid_argument(describe_node(i, node.op, node.name), ": output value ", output, " does not exist");
         }
-        produced_[static_cast<size_t>(output)] = true;
-        planned(output).first_node = index;
       }
       const int aliased = in_place_input(node.op, node.attributes);
-      if (aliased >= 0) {
-        if (static_cast<size_t>(aliased) >= node.inputs.size() ||
-            node.inputs[static_cast<size_t>(aliased)] == kNoValue || node.outputs.size() != 1) {
-          return invalid_argument(describe_node(i, node.op, node.name), ": an in-place op needs its input ", aliased,
-                                  " and exactly one output");
-        }
-        const ValueId root = root_[static_cast<size_t>(node.inputs[static_cast<size_t>(aliased)])];
-        root_[static_cast<size_t>(node.outputs[0])] = root;
-        planned(node.outputs[0]).alias_root = root;
-        if (graph_.value(root).kind == ValueKind::kConstant) {
-          return invalid_argument(describe_node(i, node.op, node.name), ": updates constant '",
-                                  graph_.constants().at(graph_.value(root).constant).name,
-                                  "' in place; constants are read-only");
-        }
-      }
-    }
-    const auto last_index = static_cast<int32_t>(nodes.size()) - 1;
-    for (size_t v = 0; v < graph_.num_values(); ++v) {
-      PlannedValue& value = plan_.values[v];
-      if (produced_[v]) {
-        value.last_node = std::max(value.last_node, value.first_node);
-      } else {
-        value.first_node = -1;
+      if (aliased >= 0 && (static_cast<size_t>(aliased) >= node.inputs.size() ||
+                           node.inputs[static_cast<size_t>(aliased)] == kNoValue || node.outputs.size() != 1)) {
+        return invalid_argument(describe_node(i, node.op, node.name), ": an in-place op needs its input ", aliased,
+                                " and exactly one output");
       }
     }
     for (const GraphOutput& output : graph_.outputs()) {
       if (!in_range(graph_, output.value)) {
         return invalid_argument("graph output '", output.name, "': value ", output.value, " does not exist");
       }
-      planned(output.value).last_node = last_index;
     }
     return ok_status();
   }
 
-  // Finds the chains that live in caller memory: rooted at a graph input, or ending in a graph
+  void touch_read(ValueId value, int32_t step) {
+    if (value == kNoValue) {
+      return;
+    }
+    PlannedValue& p = planned(value);
+    if (graph_.value(value).kind != ValueKind::kNodeOutput) {
+      p.last_step = std::max(p.last_step, step);
+      return;
+    }
+    touch_write(value, step);
+  }
+
+  void touch_write(ValueId value, int32_t step) {
+    PlannedValue& p = planned(value);
+    p.first_step = p.first_step < 0 ? step : std::min(p.first_step, step);
+    p.last_step = std::max(p.last_step, step);
+    touched_[static_cast<size_t>(value)] = true;
+  }
+
+  Status compute_lifetimes() {
+    touched_.assign(graph_.num_values(), false);
+    const auto nodes = graph_.nodes();
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const ScheduleStep& step = steps_[s];
+      const auto index = static_cast<int32_t>(s);
+      if (step.node >= 0) {
+        if (static_cast<size_t>(step.node) >= nodes.size()) {
+          return invalid_argument("memory plan: step ", s, " runs node ", step.node, ", which does not exist");
+        }
+        const GraphNode& node = nodes[static_cast<size_t>(step.node)];
+        for (ValueId input : node.inputs) touch_read(input, index);
+        for (ValueId output : node.outputs) touch_write(output, index);
+        continue;
+      }
+      for (const auto* values : {&step.inputs, &step.outputs}) {
+        for (ValueId value : *values) {
+          if (!in_range(graph_, value)) {
+            return invalid_argument("memory plan: step ", s, " touches value ", value, ", which does not exist");
+          }
+        }
+      }
+      for (ValueId input : step.inputs) touch_read(input, index);
+      for (ValueId output : step.outputs) touch_write(output, index);
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const GraphNode& node = nodes[i];
+      const int aliased = in_place_input(node.op, node.attributes);
+      if (aliased < 0) {
+        continue;
+      }
+      const ValueId root = root_[static_cast<size_t>(node.outputs[0])];
+      planned(node.outputs[0]).alias_root = root;
+      if (graph_.value(root).kind == ValueKind::kConstant) {
+        return invalid_argument(describe_node(i, node.op, node.name), ": updates constant '",
+                                graph_.constants().at(graph_.value(root).constant).name,
+                                "' in place; constants are read-only");
+      }
+    }
+    const auto last_index = static_cast<int32_t>(steps_.size()) - 1;
+    for (const GraphOutput& output : graph_.outputs()) {
+      planned(output.value).last_step = last_index;
+    }
+    return ok_status();
+  }
+
+  // Finds the chains that live in caller memory: rooted at a graph input, or holding a graph
   // output (whose buffer the caller provides, so the whole chain is written there).
   Status resolve_chains() {
     caller_owned_.assign(graph_.num_values(), false);
@@ -140,12 +178,18 @@ class MemoryPlanner {
     }
     for (size_t v = 0; v < graph_.num_values(); ++v) {
       const auto root = static_cast<size_t>(root_[v]);
-      if (root == v) {
+      if (root == v || !touched_[v]) {
         continue;
       }
-      // The root keeps its bytes until the last use of any value of its chain.
+      // The root keeps its bytes from the first to the last touch of any value of its chain.
       PlannedValue& root_plan = plan_.values[root];
-      root_plan.last_node = std::max(root_plan.last_node, plan_.values[v].last_node);
+      const PlannedValue& member = plan_.values[v];
+      if (graph_.value(static_cast<ValueId>(root)).kind == ValueKind::kNodeOutput) {
+        root_plan.first_step =
+            root_plan.first_step < 0 ? member.first_step : std::min(root_plan.first_step, member.first_step);
+        touched_[root] = true;
+      }
+      root_plan.last_step = std::max(root_plan.last_step, member.last_step);
     }
     return ok_status();
   }
@@ -154,20 +198,20 @@ class MemoryPlanner {
     std::vector<ArenaItem> items;
     for (size_t v = 0; v < graph_.num_values(); ++v) {
       const GraphValue& value = graph_.value(static_cast<ValueId>(v));
-      if (value.kind != ValueKind::kNodeOutput || !produced_[v] || root_[v] != static_cast<ValueId>(v) ||
+      if (value.kind != ValueKind::kNodeOutput || !touched_[v] || root_[v] != static_cast<ValueId>(v) ||
           caller_owned_[v]) {
         continue;
       }
       const PlannedValue& planned_value = plan_.values[v];
-      items.push_back({static_cast<ValueId>(v), planned_value.size, planned_value.first_node, planned_value.last_node});
+      items.push_back({static_cast<ValueId>(v), planned_value.size, planned_value.first_step, planned_value.last_step});
     }
     // Big values first: they are the hardest to fit into gaps left by others.
     std::sort(items.begin(), items.end(), [](const ArenaItem& a, const ArenaItem& b) {
       if (a.size != b.size) {
         return a.size > b.size;
       }
-      if (a.first_node != b.first_node) {
-        return a.first_node < b.first_node;
+      if (a.first_step != b.first_step) {
+        return a.first_step < b.first_step;
       }
       return a.value < b.value;
     });
@@ -228,16 +272,30 @@ class MemoryPlanner {
   }
 
   const Graph& graph_;
+  std::span<const ScheduleStep> steps_;
   MemoryPlan plan_;
   std::vector<ValueId> root_;       // the alias chain root of each value (itself when not aliased)
-  std::vector<bool> produced_;      // defined by some node
+  std::vector<bool> touched_;       // a node output some step touches (directly or through its chain)
   std::vector<bool> caller_owned_;  // a chain root whose storage is a graph output buffer
 };
 
 }  // namespace
 
+std::vector<ScheduleStep> one_step_per_node(const Graph& graph) {
+  std::vector<ScheduleStep> steps(graph.nodes().size());
+  for (size_t n = 0; n < steps.size(); ++n) {
+    steps[n].node = static_cast<int32_t>(n);
+  }
+  return steps;
+}
+
+Result<MemoryPlan> plan_memory(const Graph& graph, std::span<const ScheduleStep> steps, uint32_t alignment) {
+  return MemoryPlanner(graph, steps, alignment).run();
+}
+
 Result<MemoryPlan> plan_memory(const Graph& graph, uint32_t alignment) {
-  return MemoryPlanner(graph, alignment).run();
+  const std::vector<ScheduleStep> steps = one_step_per_node(graph);
+  return plan_memory(graph, steps, alignment);
 }
 
 }  // namespace staticlm

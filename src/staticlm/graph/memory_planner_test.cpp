@@ -49,21 +49,21 @@ TEST(MemoryPlannerTest, ReusesTheBytesOfADeadValue) {
   EXPECT_FALSE(bytes_overlap(planned(*plan, b), planned(*plan, c)));
   EXPECT_EQ(plan->arena_size, 512u);
 
-  EXPECT_EQ(planned(*plan, a).first_node, 0);
-  EXPECT_EQ(planned(*plan, a).last_node, 1);
-  EXPECT_EQ(planned(*plan, c).first_node, 2);
-  EXPECT_EQ(planned(*plan, c).last_node, 3);
+  EXPECT_EQ(planned(*plan, a).first_step, 0);
+  EXPECT_EQ(planned(*plan, a).last_step, 1);
+  EXPECT_EQ(planned(*plan, c).first_step, 2);
+  EXPECT_EQ(planned(*plan, c).last_step, 3);
 
   const PlannedValue& output = planned(*plan, d);
   EXPECT_FALSE(output.in_arena);
   EXPECT_EQ(output.size, 256u);
-  EXPECT_EQ(output.first_node, 3);
-  EXPECT_EQ(output.last_node, 3);
+  EXPECT_EQ(output.first_step, 3);
+  EXPECT_EQ(output.last_step, 3);
   const PlannedValue& input = planned(*plan, x);
   EXPECT_FALSE(input.in_arena);
   EXPECT_EQ(input.size, 256u);
-  EXPECT_EQ(input.first_node, -1);
-  EXPECT_EQ(input.last_node, 0);
+  EXPECT_EQ(input.first_step, -1);
+  EXPECT_EQ(input.last_step, 0);
   EXPECT_EQ(output.alias_root, kNoValue);
 }
 
@@ -78,8 +78,8 @@ TEST(MemoryPlannerTest, AValueNobodyReadsStillOccupiesItsProducer) {
   auto plan = plan_memory(graph, 16);
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   EXPECT_TRUE(planned(*plan, unused).in_arena);
-  EXPECT_EQ(planned(*plan, unused).first_node, 0);
-  EXPECT_EQ(planned(*plan, unused).last_node, 0);
+  EXPECT_EQ(planned(*plan, unused).first_step, 0);
+  EXPECT_EQ(planned(*plan, unused).last_step, 0);
   // Lifetimes [0,0] and [1,2] do not overlap: one 32-byte slot serves both.
   EXPECT_EQ(planned(*plan, unused).offset, planned(*plan, kept).offset);
   EXPECT_EQ(plan->arena_size, 32u);
@@ -150,8 +150,8 @@ TEST(MemoryPlannerTest, InPlaceUpdateOfAnInputLivesInTheInputBuffer) {
     EXPECT_EQ(planned(*plan, alias).alias_root, in.cache);
     EXPECT_EQ(planned(*plan, alias).size, 64u);
   }
-  EXPECT_EQ(planned(*plan, first).first_node, 0);
-  EXPECT_EQ(planned(*plan, first).last_node, 1);
+  EXPECT_EQ(planned(*plan, first).first_step, 0);
+  EXPECT_EQ(planned(*plan, first).last_step, 1);
 }
 
 TEST(MemoryPlannerTest, AnArenaChainStaysLiveUntilItsLastMemberIsRead) {
@@ -169,12 +169,12 @@ TEST(MemoryPlannerTest, AnArenaChainStaysLiveUntilItsLastMemberIsRead) {
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   const PlannedValue& root = planned(*plan, scratch_cache);
   EXPECT_TRUE(root.in_arena);
-  EXPECT_EQ(root.first_node, 0);
-  EXPECT_EQ(root.last_node, 4);  // attention reads the alias at node 4
+  EXPECT_EQ(root.first_step, 0);
+  EXPECT_EQ(root.last_step, 4);  // attention reads the alias at node 4
   EXPECT_FALSE(planned(*plan, updated).in_arena);
   EXPECT_EQ(planned(*plan, updated).alias_root, scratch_cache);
-  EXPECT_EQ(planned(*plan, updated).first_node, 1);
-  EXPECT_EQ(planned(*plan, updated).last_node, 4);
+  EXPECT_EQ(planned(*plan, updated).first_step, 1);
+  EXPECT_EQ(planned(*plan, updated).last_step, 4);
   // Both query temporaries are created while the cache chain is live.
   EXPECT_FALSE(bytes_overlap(root, planned(*plan, scaled_query)));
   EXPECT_FALSE(bytes_overlap(root, planned(*plan, query_again)));
@@ -471,8 +471,8 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
       if (!value.in_arena) {
         continue;
       }
-      EXPECT_EQ(value.first_node, expected.first[v]) << "value " << v;
-      EXPECT_EQ(value.last_node, expected.last[v]) << "value " << v;
+      EXPECT_EQ(value.first_step, expected.first[v]) << "value " << v;
+      EXPECT_EQ(value.last_step, expected.last[v]) << "value " << v;
       EXPECT_EQ(value.offset % alignment, 0u) << "value " << v;
       EXPECT_LE(value.offset + value.size, plan->arena_size) << "value " << v;
       aligned_sum += (value.size + alignment - 1) / alignment * alignment;

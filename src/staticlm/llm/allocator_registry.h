@@ -25,6 +25,7 @@ class AllocatorRegistry {
   // Creates the allocator called `name`. NotFound lists the registered names.
   Result<std::shared_ptr<IOBufferAllocator>> create(std::string_view name) const;
   std::vector<std::pair<std::string, std::string>> list() const;  // name, description
+  bool has(std::string_view name) const { return entries_.count(name) != 0; }
 
  private:
   struct Entry {

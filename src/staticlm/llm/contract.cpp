@@ -1,6 +1,7 @@
 #include "staticlm/llm/contract.h"
 
 #include "staticlm/format/metadata.h"
+#include "staticlm/format/metadata_keys.h"
 #include "staticlm/llm/hf_static_v1.h"
 
 namespace staticlm {
@@ -29,12 +30,12 @@ Result<const LlmContract*> ContractRegistry::select(const ProgramFile& file) con
     names.push_back(str_cat(name, " v", version));
   }
   const std::string supported_list = names.empty() ? "none" : join(names, ", ");
-  auto name = metadata_string(file, "contract");
+  auto name = metadata_string(file, kContractKey);
   if (!name.ok()) {
-    return invalid_argument("'", file.path(), "' declares no I/O contract (metadata 'contract'); this build supports ",
-                            supported_list);
+    return invalid_argument("'", file.path(), "' declares no I/O contract (metadata '", kContractKey,
+                            "'); this build supports ", supported_list);
   }
-  auto version = metadata_int(file, "contract_version");
+  auto version = metadata_int(file, kContractVersionKey);
   if (!version.ok()) {
     return invalid_argument("'", file.path(), "': ", version.status().message());
   }

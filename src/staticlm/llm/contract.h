@@ -1,6 +1,7 @@
 // I/O contracts: a program names the contract it implements (metadata `contract`, version
 // `contract_version`); the runner selects the implementation from a ContractRegistry, which
-// validates the program against the contract before anything runs and then drives it.
+// validates the program file against the contract before it is prepared and then opens any
+// number of sessions on the prepared, shared Program.
 #pragma once
 
 #include <functional>
@@ -44,16 +45,23 @@ struct SessionOptions {
   bool strict_io = false;
 };
 
+// A session over one prepared Program: its own I/O buffers and KV caches (through the
+// allocator), its own method sessions; many may run at once on one Program. A session is used by
+// one thread at a time.
+
 class LlmContract {
  public:
   virtual ~LlmContract() = default;
   virtual std::string_view name() const = 0;
   virtual int64_t version() const = 0;
-  // Checks every method, input and output against the contract and the program's metadata.
-  // Fails with InvalidArgument naming the method, the tensor, what was expected and what was found.
-  virtual Status validate(const Program& program) const = 0;
-  // Validates, loads the methods and allocates every buffer through the allocator.
-  virtual Result<std::unique_ptr<LlmSession>> open(const Program& program, const SessionOptions& options) const = 0;
+  // Checks every method, input and output of the file against the contract and its metadata,
+  // before anything is prepared. Fails with InvalidArgument naming the method, the tensor, what
+  // was expected and what was found.
+  virtual Status validate(const ProgramFile& file) const = 0;
+  // Validates, opens the program's methods as method sessions and allocates every buffer through
+  // the allocator. Thread-safe: sessions may be opened on one Program from several threads.
+  virtual Result<std::unique_ptr<LlmSession>> open(std::shared_ptr<const Program> program,
+                                                   const SessionOptions& options) const = 0;
 };
 
 class ContractRegistry {

@@ -86,8 +86,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   if (needed > session.max_cache_len()) {
     return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens, " new tokens needs ",
                         needed, " cache positions, but the program's cache holds ", session.max_cache_len(),
-                        "; shorten the prompt, lower -n, or export with a larger "
-                        "--max-cache-len");
+                        "; shorten the prompt, lower max_new_tokens, or export with a larger max_cache_len");
   }
   for (size_t i = 0; i < prompt.size(); ++i) {
     if (prompt[i] < 0 || prompt[i] >= session.vocab_size()) {

@@ -4,54 +4,26 @@
 #include <cstring>
 #include <map>
 
-#include "staticlm/format/metadata.h"
+#include "staticlm/contracts/hf_static_v1_spec.h"
 
 namespace staticlm {
 namespace {
 
-constexpr std::string_view kPrefill = "prefill";
-constexpr std::string_view kDecode = "decode";
-
-std::string tensor_name(std::string_view stem, int64_t layer) {
-  return str_cat(stem, layer);
-}
-
-Result<int64_t> positive_int(const ProgramFile& file, std::string_view key) {
-  STATICLM_ASSIGN_OR_RETURN(int64_t value, metadata_int(file, key));
-  if (value <= 0) {
-    return invalid_argument("metadata '", key, "': expected a positive integer, found ", value);
-  }
-  return value;
-}
-
-Result<std::string> one_of(const ProgramFile& file, std::string_view key,
-                           std::initializer_list<std::string_view> allowed) {
-  STATICLM_ASSIGN_OR_RETURN(std::string value, metadata_string(file, key));
-  for (std::string_view candidate : allowed) {
-    if (value == candidate) {
-      return value;
-    }
-  }
-  std::vector<std::string> names(allowed.begin(), allowed.end());
-  return invalid_argument("metadata '", key, "': expected one of ", join(names, ", "), ", found '", value, "'");
-}
-
-// What a method's inputs or outputs must be, by name.
-struct Expected {
-  DType dtype;
-  Shape shape;
-  bool is_mutable;
-};
+namespace spec = hf_static_v1;
 
 Status check_io(std::string_view method, std::string_view kind, const std::vector<IoTensorInfo>& actual,
-                const std::map<std::string, Expected>& expected) {
+                const std::vector<spec::TensorRule>& expected) {
+  std::map<std::string, const spec::TensorRule*, std::less<>> rules;
+  for (const spec::TensorRule& rule : expected) {
+    rules[rule.name] = &rule;
+  }
   for (const IoTensorInfo& info : actual) {
-    auto it = expected.find(info.name);
-    if (it == expected.end()) {
+    auto it = rules.find(info.name);
+    if (it == rules.end()) {
       return invalid_argument("method '", method, "': unexpected ", kind, " '", info.name,
                               "' (hf_static v1 does not define it)");
     }
-    const Expected& want = it->second;
+    const spec::TensorRule& want = *it->second;
     if (info.dtype != want.dtype || info.shape != want.shape) {
       return invalid_argument("method '", method, "' ", kind, " '", info.name, "': expected ", dtype_name(want.dtype),
                               shape_string(want.shape), ", found ", dtype_name(info.dtype), shape_string(info.shape));
@@ -62,44 +34,19 @@ Status check_io(std::string_view method, std::string_view kind, const std::vecto
                               info.is_mutable ? "mutable" : "read-only");
     }
   }
-  for (const auto& [name, want] : expected) {
+  for (const auto& [name, want] : rules) {
     auto found =
         std::find_if(actual.begin(), actual.end(), [&](const IoTensorInfo& info) { return info.name == name; });
     if (found == actual.end()) {
       return invalid_argument("method '", method, "': missing ", kind, " '", name, "' (expected ",
-                              dtype_name(want.dtype), shape_string(want.shape), ")");
+                              dtype_name(want->dtype), shape_string(want->shape), ")");
     }
   }
   return ok_status();
 }
 
-std::map<std::string, Expected> expected_inputs(const HfStaticConfig& c, int64_t seq) {
-  std::map<std::string, Expected> inputs;
-  inputs["input_ids"] = {DType::kI64, {1, seq}, false};
-  inputs["cache_position"] = {DType::kI64, {seq}, false};
-  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
-    const Expected cache{c.cache_dtype, {1, c.num_kv_heads, c.max_cache_len, c.head_dim}, !c.kv_returned};
-    inputs[tensor_name("k_cache_", layer)] = cache;
-    inputs[tensor_name("v_cache_", layer)] = cache;
-  }
-  return inputs;
-}
-
-std::map<std::string, Expected> expected_outputs(const HfStaticConfig& c, int64_t seq) {
-  std::map<std::string, Expected> outputs;
-  outputs["logits"] = {DType::kF32, {1, c.logits_last ? 1 : seq, c.vocab_size}, false};
-  if (c.kv_returned) {
-    for (int64_t layer = 0; layer < c.num_layers; ++layer) {
-      const Expected rows{c.cache_dtype, {1, c.num_kv_heads, seq, c.head_dim}, false};
-      outputs[tensor_name("k_new_", layer)] = rows;
-      outputs[tensor_name("v_new_", layer)] = rows;
-    }
-  }
-  return outputs;
-}
-
 struct MethodBuffers {
-  std::unique_ptr<Method> method;
+  std::unique_ptr<MethodSession> session;
   int64_t seq_len = 0;
   int64_t* input_ids = nullptr;
   int64_t* cache_position = nullptr;
@@ -110,22 +57,24 @@ struct MethodBuffers {
 
 class HfStaticSession final : public LlmSession {
  public:
-  HfStaticSession(HfStaticConfig config, std::unique_ptr<IOManager> io) : c_(config), io_(std::move(io)) {}
+  HfStaticSession(spec::Config config, std::shared_ptr<const Program> program, std::unique_ptr<IOManager> io)
+      : c_(config), program_(std::move(program)), io_(std::move(io)) {}
 
-  Status init(const Program& program) {
+  Status init() {
     const uint64_t cache_bytes = static_cast<uint64_t>(c_.num_kv_heads * c_.max_cache_len * c_.head_dim) *
                                  dtype_info(c_.cache_dtype).block_bytes;
-    STATICLM_RETURN_IF_ERROR(load(program, kPrefill, c_.prefill_len, prefill_));
-    STATICLM_RETURN_IF_ERROR(load(program, kDecode, 1, decode_));
+    STATICLM_RETURN_IF_ERROR(open_method(spec::kPrefill, c_.prefill_len, prefill_));
+    STATICLM_RETURN_IF_ERROR(open_method(spec::kDecode, 1, decode_));
     // One cache per layer and kind, allocated once and bound to both methods.
     for (int64_t layer = 0; layer < c_.num_layers; ++layer) {
-      for (const char* stem : {"k_cache_", "v_cache_"}) {
-        const std::string name = tensor_name(stem, layer);
-        STATICLM_ASSIGN_OR_RETURN(void* cache, io_->allocate({kPrefill, name, IoRole::kCache, cache_bytes}));
-        STATICLM_RETURN_IF_ERROR(io_->bind_shared(cache, {kDecode, name, IoRole::kCache, cache_bytes}));
-        STATICLM_RETURN_IF_ERROR(prefill_.method->bind_input(name, c_.cache_dtype, cache, cache_bytes));
-        STATICLM_RETURN_IF_ERROR(decode_.method->bind_input(name, c_.cache_dtype, cache, cache_bytes));
-        (stem[0] == 'k' ? key_caches_ : value_caches_).push_back(static_cast<uint8_t*>(cache));
+      for (bool keys : {true, false}) {
+        const std::string name = keys ? spec::key_cache_name(layer) : spec::value_cache_name(layer);
+        STATICLM_ASSIGN_OR_RETURN(ExternalBuffer cache,
+                                  io_->allocate({spec::kPrefill, name, IoRole::kCache, cache_bytes}));
+        STATICLM_RETURN_IF_ERROR(io_->bind_shared(cache, {spec::kDecode, name, IoRole::kCache, cache_bytes}));
+        STATICLM_RETURN_IF_ERROR(prefill_.session->bind_input(name, c_.cache_dtype, cache));
+        STATICLM_RETURN_IF_ERROR(decode_.session->bind_input(name, c_.cache_dtype, cache));
+        (keys ? key_caches_ : value_caches_).push_back(static_cast<uint8_t*>(cache.data));
       }
     }
     return ok_status();
@@ -164,39 +113,36 @@ class HfStaticSession final : public LlmSession {
     return ok_status();
   }
 
-  Status load(const Program& program, std::string_view name, int64_t seq, MethodBuffers& out) {
-    STATICLM_ASSIGN_OR_RETURN(out.method, program.load_method(name));
+  Status open_method(std::string_view name, int64_t seq, MethodBuffers& out) {
+    STATICLM_ASSIGN_OR_RETURN(out.session, program_->new_session(name));
     out.seq_len = seq;
-    Method& method = *out.method;
-    std::map<std::string, uint8_t*> buffers;
-    auto allocate = [&](const IoTensorInfo& info, IoRole role) -> Result<void*> {
-      return io_->allocate({name, info.name, role, info.nbytes});
-    };
-    for (const IoTensorInfo& info : method.inputs()) {
-      if (info.name == "input_ids" || info.name == "cache_position") {
-        STATICLM_ASSIGN_OR_RETURN(void* buffer, allocate(info, IoRole::kInput));
-        STATICLM_RETURN_IF_ERROR(method.bind_input(info.name, info.dtype, buffer, info.nbytes));
-        (info.name == "input_ids" ? out.input_ids : out.cache_position) = static_cast<int64_t*>(buffer);
+    MethodSession& session = *out.session;
+    std::map<std::string, uint8_t*, std::less<>> buffers;
+    for (const IoTensorInfo& info : session.inputs()) {
+      if (info.name == spec::kInputIds || info.name == spec::kCachePosition) {
+        STATICLM_ASSIGN_OR_RETURN(ExternalBuffer buffer, io_->allocate({name, info.name, IoRole::kInput, info.nbytes}));
+        STATICLM_RETURN_IF_ERROR(session.bind_input(info.name, info.dtype, buffer));
+        (info.name == spec::kInputIds ? out.input_ids : out.cache_position) = static_cast<int64_t*>(buffer.data);
       }
     }
-    for (const IoTensorInfo& info : method.outputs()) {
-      STATICLM_ASSIGN_OR_RETURN(void* buffer, allocate(info, IoRole::kOutput));
-      STATICLM_RETURN_IF_ERROR(method.bind_output(info.name, info.dtype, buffer, info.nbytes));
-      buffers[info.name] = static_cast<uint8_t*>(buffer);
+    for (const IoTensorInfo& info : session.outputs()) {
+      STATICLM_ASSIGN_OR_RETURN(ExternalBuffer buffer, io_->allocate({name, info.name, IoRole::kOutput, info.nbytes}));
+      STATICLM_RETURN_IF_ERROR(session.bind_output(info.name, info.dtype, buffer));
+      buffers[info.name] = static_cast<uint8_t*>(buffer.data);
     }
     // validate() checked every output exists; a miss here is a bug, reported as such.
-    auto output = [&](const std::string& output_name) -> Result<uint8_t*> {
+    auto output = [&](std::string_view output_name) -> Result<uint8_t*> {
       auto it = buffers.find(output_name);
       if (it == buffers.end()) {
         return internal_error("method '", name, "' has no output '", output_name, "' after validation");
       }
       return it->second;
     };
-    STATICLM_ASSIGN_OR_RETURN(uint8_t* logits, output("logits"));
+    STATICLM_ASSIGN_OR_RETURN(uint8_t * logits, output(spec::kLogits));
     out.logits = reinterpret_cast<float*>(logits);
     for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
-      STATICLM_ASSIGN_OR_RETURN(uint8_t* keys, output(tensor_name("k_new_", layer)));
-      STATICLM_ASSIGN_OR_RETURN(uint8_t* values, output(tensor_name("v_new_", layer)));
+      STATICLM_ASSIGN_OR_RETURN(uint8_t * keys, output(spec::new_key_name(layer)));
+      STATICLM_ASSIGN_OR_RETURN(uint8_t * values, output(spec::new_value_name(layer)));
       out.new_keys.push_back(keys);
       out.new_values.push_back(values);
     }
@@ -213,7 +159,7 @@ class HfStaticSession final : public LlmSession {
       m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
       m.cache_position[s] = real ? position_ + (s - pad) : -1;
     }
-    STATICLM_RETURN_IF_ERROR(m.method->execute());
+    STATICLM_RETURN_IF_ERROR(m.session->execute());
     if (c_.kv_returned) {
       write_returned_rows(m, pad);
     }
@@ -250,7 +196,9 @@ class HfStaticSession final : public LlmSession {
     }
   }
 
-  HfStaticConfig c_;
+  spec::Config c_;
+  std::shared_ptr<const Program> program_;
+  // Declared before the method sessions, so the buffers they are bound to outlive them.
   std::unique_ptr<IOManager> io_;
   MethodBuffers prefill_;
   MethodBuffers decode_;
@@ -261,68 +209,48 @@ class HfStaticSession final : public LlmSession {
 
 class HfStaticV1 final : public LlmContract {
  public:
-  std::string_view name() const override { return "hf_static"; }
-  int64_t version() const override { return 1; }
+  std::string_view name() const override { return spec::kName; }
+  int64_t version() const override { return spec::kVersion; }
 
-  Status validate(const Program& program) const override {
-    auto config = HfStaticConfig::from_program(program.file());
+  Status validate(const ProgramFile& file) const override {
+    auto config = spec::Config::from_program(file);
     if (!config.ok()) {
-      return config.status().with_context(str_cat("hf_static v1: '", program.file().path(), "'"));
+      return config.status().with_context(str_cat("hf_static v1: '", file.path(), "'"));
     }
-    for (auto [method, seq] : {std::pair{kPrefill, config->prefill_len}, std::pair{kDecode, int64_t{1}}}) {
-      auto inputs = program.method_inputs(method);
+    for (std::string_view method : {spec::kPrefill, spec::kDecode}) {
+      const int64_t seq = spec::chunk_length(*config, method);
+      auto inputs = method_inputs(file, method);
       if (!inputs.ok()) {
         return inputs.status().with_context("hf_static v1");
       }
-      auto outputs = program.method_outputs(method);
-      STATICLM_RETURN_IF_ERROR(outputs.status());
-      Status status = check_io(method, "input", *inputs, expected_inputs(*config, seq));
+      STATICLM_ASSIGN_OR_RETURN(std::vector<IoTensorInfo> outputs, method_outputs(file, method));
+      Status status = check_io(method, "input", *inputs, spec::expected_inputs(*config, seq));
       if (status.ok()) {
-        status = check_io(method, "output", *outputs, expected_outputs(*config, seq));
+        status = check_io(method, "output", outputs, spec::expected_outputs(*config, seq));
       }
       if (!status.ok()) {
-        return status.with_context(str_cat("hf_static v1: '", program.file().path(), "'"));
+        return status.with_context(str_cat("hf_static v1: '", file.path(), "'"));
       }
     }
     return ok_status();
   }
 
-  Result<std::unique_ptr<LlmSession>> open(const Program& program, const SessionOptions& options) const override {
-    STATICLM_RETURN_IF_ERROR(validate(program));
-    STATICLM_ASSIGN_OR_RETURN(HfStaticConfig config, HfStaticConfig::from_program(program.file()));
+  Result<std::unique_ptr<LlmSession>> open(std::shared_ptr<const Program> program,
+                                           const SessionOptions& options) const override {
+    STATICLM_RETURN_IF_ERROR(validate(program->file()));
+    STATICLM_ASSIGN_OR_RETURN(spec::Config config, spec::Config::from_program(program->file()));
     std::shared_ptr<IOBufferAllocator> allocator = options.allocator;
     if (!allocator) {
       allocator = std::make_shared<HeapAllocator>();
     }
     auto io = std::make_unique<IOManager>(allocator, IoManagerOptions{options.strict_io, 64});
-    auto session = std::make_unique<HfStaticSession>(config, std::move(io));
-    STATICLM_RETURN_IF_ERROR(session->init(program));
+    auto session = std::make_unique<HfStaticSession>(config, std::move(program), std::move(io));
+    STATICLM_RETURN_IF_ERROR(session->init());
     return std::unique_ptr<LlmSession>(std::move(session));
   }
 };
 
 }  // namespace
-
-Result<HfStaticConfig> HfStaticConfig::from_program(const ProgramFile& file) {
-  HfStaticConfig c;
-  STATICLM_ASSIGN_OR_RETURN(c.vocab_size, positive_int(file, "vocab_size"));
-  STATICLM_ASSIGN_OR_RETURN(c.num_layers, positive_int(file, "num_layers"));
-  STATICLM_ASSIGN_OR_RETURN(c.num_kv_heads, positive_int(file, "num_kv_heads"));
-  STATICLM_ASSIGN_OR_RETURN(c.head_dim, positive_int(file, "head_dim"));
-  STATICLM_ASSIGN_OR_RETURN(c.max_cache_len, positive_int(file, "max_cache_len"));
-  STATICLM_ASSIGN_OR_RETURN(c.prefill_len, positive_int(file, "prefill_len"));
-  if (c.prefill_len > c.max_cache_len) {
-    return invalid_argument("metadata 'prefill_len' (", c.prefill_len, ") exceeds 'max_cache_len' (", c.max_cache_len,
-                            ")");
-  }
-  STATICLM_ASSIGN_OR_RETURN(std::string cache_dtype, one_of(file, "cache_dtype", {"f32", "f16"}));
-  c.cache_dtype = cache_dtype == "f16" ? DType::kF16 : DType::kF32;
-  STATICLM_ASSIGN_OR_RETURN(std::string kv_update, one_of(file, "kv_update", {"in-place", "returned"}));
-  c.kv_returned = kv_update == "returned";
-  STATICLM_ASSIGN_OR_RETURN(std::string logits, one_of(file, "logits", {"all", "last"}));
-  c.logits_last = logits == "last";
-  return c;
-}
 
 std::unique_ptr<LlmContract> make_hf_static_v1_contract() {
   return std::make_unique<HfStaticV1>();

@@ -28,7 +28,7 @@ void IOManager::count(const IOBufferAllocator& allocator, uint64_t bytes) {
   it->bytes += bytes;
 }
 
-Result<void*> IOManager::allocate(const IoTensorRef& tensor) {
+Result<ExternalBuffer> IOManager::allocate(const IoTensorRef& tensor) {
   IOBufferAllocator* owner = allocator_.get();
   void* pointer = owner->allocate(tensor.bytes, options_.alignment);
   if (pointer == nullptr && owner != &heap_) {
@@ -61,10 +61,11 @@ Result<void*> IOManager::allocate(const IoTensorRef& tensor) {
                                       tensor.name, "' of method '", tensor.method, "'"));
   }
   ++stats_.bindings;
-  return pointer;
+  return owner->describe(pointer, tensor.bytes);
 }
 
-Status IOManager::bind_shared(void* buffer, const IoTensorRef& tensor) {
+Status IOManager::bind_shared(const ExternalBuffer& shared, const IoTensorRef& tensor) {
+  void* buffer = shared.data;
   auto it = std::find_if(blocks_.begin(), blocks_.end(), [&](const Block& block) { return block.pointer == buffer; });
   if (it == blocks_.end()) {
     return invalid_argument("bind_shared: buffer for '", tensor.name, "' was not allocated by this IOManager");

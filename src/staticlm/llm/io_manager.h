@@ -39,13 +39,14 @@ class IOManager {
   IOManager(const IOManager&) = delete;
   IOManager& operator=(const IOManager&) = delete;
 
-  // Allocates a buffer for `tensor` and binds it to that tensor. Fails with ResourceExhausted
-  // when even the heap cannot serve it, FailedPrecondition for a fallback in strict mode, or
-  // the allocator's bind error.
-  Result<void*> allocate(const IoTensorRef& tensor);
+  // Allocates a buffer for `tensor`, binds it to that tensor and returns it with its identity
+  // (ExternalBuffer: what the allocator that served it says the memory is), ready to bind to a
+  // method session. Fails with ResourceExhausted when even the heap cannot serve it,
+  // FailedPrecondition for a fallback in strict mode, or the allocator's bind error.
+  Result<ExternalBuffer> allocate(const IoTensorRef& tensor);
   // Binds a buffer this manager allocated to one more tensor (a cache used by a second method),
   // through the allocator that allocated it.
-  Status bind_shared(void* buffer, const IoTensorRef& tensor);
+  Status bind_shared(const ExternalBuffer& buffer, const IoTensorRef& tensor);
 
   IoStats stats() const { return stats_; }
   const IOBufferAllocator& allocator() const { return *allocator_; }

@@ -16,6 +16,23 @@ using Specs = Result<std::vector<TensorSpec>>;
 bool is_weight_dtype(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
 }
+// Matrices a kernel streams row by row (embedding tables, linear weights) may also be
+// block-quantized along their rows (docs/ops.md: q8_0, q4_0).
+bool is_matrix_weight_dtype(DType dtype) {
+  return is_weight_dtype(dtype) || dtype == DType::kQ8_0 || dtype == DType::kQ4_0;
+}
+constexpr std::string_view kMatrixWeightDtypes = "f32, f16, bf16, q8_0 or q4_0";
+
+// A block-quantized matrix holds whole blocks per row.
+Status expect_whole_blocks(const TensorSpec& matrix, std::string_view role) {
+  const uint32_t block = dtype_info(matrix.dtype).block_elements;
+  if (block > 1 && matrix.shape[1] % block != 0) {
+    return invalid_argument(role, ": ", dtype_name(matrix.dtype), " rows of ", matrix.shape[1],
+                            " elements are not whole ", block, "-element blocks");
+  }
+  return ok_status();
+}
+
 bool is_index_dtype(DType dtype) {
   return dtype == DType::kI32 || dtype == DType::kI64;
 }
@@ -70,8 +87,9 @@ Result<size_t> normalize_axis(int64_t axis, size_t rank, std::string_view attr) 
 Specs infer_embedding(InputSpecs in, const Attributes&) {
   const TensorSpec& table = *in[0];
   const TensorSpec& ids = *in[1];
-  STATICLM_RETURN_IF_ERROR(expect_dtype(table, "table", is_weight_dtype, "f32, f16 or bf16"));
+  STATICLM_RETURN_IF_ERROR(expect_dtype(table, "table", is_matrix_weight_dtype, kMatrixWeightDtypes));
   STATICLM_RETURN_IF_ERROR(expect_rank(table, "table", 2));
+  STATICLM_RETURN_IF_ERROR(expect_whole_blocks(table, "table"));
   STATICLM_RETURN_IF_ERROR(expect_dtype(ids, "ids", is_index_dtype, "i32 or i64"));
   Shape out = ids.shape;
   out.push_back(table.shape[1]);
@@ -83,8 +101,9 @@ Specs infer_linear(InputSpecs in, const Attributes&) {
   const TensorSpec& weight = *in[1];
   STATICLM_RETURN_IF_ERROR(expect_f32(x, "input"));
   STATICLM_RETURN_IF_ERROR(expect_at_least_rank(x, "input", 1));
-  STATICLM_RETURN_IF_ERROR(expect_dtype(weight, "weight", is_weight_dtype, "f32, f16 or bf16"));
+  STATICLM_RETURN_IF_ERROR(expect_dtype(weight, "weight", is_matrix_weight_dtype, kMatrixWeightDtypes));
   STATICLM_RETURN_IF_ERROR(expect_rank(weight, "weight", 2));
+  STATICLM_RETURN_IF_ERROR(expect_whole_blocks(weight, "weight"));
   if (weight.shape[1] != x.shape.back()) {
     return invalid_argument("weight: expected [out, ", x.shape.back(), "] to match input ", shape_string(x.shape),
                             ", found ", shape_string(weight.shape));
@@ -213,6 +232,16 @@ Specs infer_binary(InputSpecs in, const Attributes&) {
   STATICLM_RETURN_IF_ERROR(expect_f32(*in[1], "rhs"));
   STATICLM_ASSIGN_OR_RETURN(Shape out, broadcast_shapes(in[0]->shape, in[1]->shape));
   return std::vector<TensorSpec>{{DType::kF32, out}};
+}
+
+Specs infer_swiglu(InputSpecs in, const Attributes&) {
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "gate"));
+  STATICLM_RETURN_IF_ERROR(expect_f32(*in[1], "up"));
+  if (in[0]->shape != in[1]->shape) {
+    return invalid_argument("up: expected the gate's shape ", shape_string(in[0]->shape), ", found ",
+                            shape_string(in[1]->shape));
+  }
+  return std::vector<TensorSpec>{*in[0]};
 }
 
 Specs infer_unary(InputSpecs in, const Attributes&) {
@@ -358,7 +387,7 @@ Specs infer_cast(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{{*target, in[0]->shape}};
 }
 
-constexpr std::array<OpDef, 17> kOps = {{
+constexpr std::array<OpDef, 18> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
     {OpKind::kLinear, "linear", 2, 3, infer_linear},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
@@ -376,6 +405,7 @@ constexpr std::array<OpDef, 17> kOps = {{
     {OpKind::kSlice, "slice", 1, 1, infer_slice},
     {OpKind::kConcat, "concat", 1, -1, infer_concat},
     {OpKind::kCast, "cast", 1, 1, infer_cast},
+    {OpKind::kSwiglu, "swiglu", 2, 2, infer_swiglu},
 }};
 
 }  // namespace

@@ -36,6 +36,9 @@ enum class OpKind : uint8_t {
   kSlice,
   kConcat,
   kCast,
+  // Fused ops: each has a portable reference equal to the ops it replaces (docs/ops.md), so a
+  // backend's pass may introduce it and every backend can still run the program.
+  kSwiglu,  // silu(gate) * up
 };
 
 // An op's inputs as seen by inference: nullptr marks an absent optional input.

@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 17u);
+  ASSERT_EQ(all_ops().size(), 18u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -66,6 +66,7 @@ TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   }
   EXPECT_EQ(op_name(OpKind::kKvCacheUpdate), "kv_cache_update");
   EXPECT_EQ(op_name(OpKind::kCast), "cast");
+  EXPECT_EQ(op_name(OpKind::kSwiglu), "swiglu");
 }
 
 TEST(OpSetTest, FindOpListsTheKnownOps) {
@@ -74,7 +75,7 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("concat, cast)"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("concat, cast, swiglu)"), std::string::npos);
 }
 
 TEST(OpSetTest, ChecksArity) {
@@ -97,7 +98,26 @@ TEST(OpSetTest, Embedding) {
   expect_refused(infer(OpKind::kEmbedding, {f32({100, 8, 2}), typed(DType::kI32, {2})}),
                  "table: expected rank 2, found shape [100,8,2]");
   expect_refused(infer(OpKind::kEmbedding, {typed(DType::kI8, {100, 8}), typed(DType::kI32, {2})}),
-                 "table: expected dtype f32, f16 or bf16, found i8");
+                 "table: expected dtype f32, f16, bf16, q8_0 or q4_0, found i8");
+}
+
+TEST(OpSetTest, BlockQuantizedMatricesAreWholeBlocksPerRow) {
+  expect_spec(infer(OpKind::kEmbedding, {typed(DType::kQ8_0, {10, 64}), typed(DType::kI32, {3})}), f32({3, 64}));
+  expect_spec(infer(OpKind::kLinear, {f32({2, 96}), typed(DType::kQ4_0, {5, 96})}), f32({2, 5}));
+  expect_refused(infer(OpKind::kLinear, {f32({2, 48}), typed(DType::kQ8_0, {5, 48})}),
+                 "linear: weight: q8_0 rows of 48 elements are not whole 32-element blocks");
+  expect_refused(infer(OpKind::kEmbedding, {typed(DType::kQ4_0, {10, 40}), typed(DType::kI32, {3})}),
+                 "table: q4_0 rows of 40 elements are not whole 32-element blocks");
+  // Quantized vectors (norm weights, biases) are not accepted: only matrices streamed by row.
+  expect_refused(infer(OpKind::kRmsNorm, {f32({2, 32}), typed(DType::kQ8_0, {32})}),
+                 "weight: expected dtype f32, f16 or bf16, found q8_0");
+}
+
+TEST(OpSetTest, SwigluIsSiluOfTheGateTimesUp) {
+  expect_spec(infer(OpKind::kSwiglu, {f32({1, 3, 8}), f32({1, 3, 8})}), f32({1, 3, 8}));
+  expect_refused(infer(OpKind::kSwiglu, {f32({1, 3, 8}), f32({8})}),
+                 "swiglu: up: expected the gate's shape [1,3,8], found [8]");
+  expect_refused(infer(OpKind::kSwiglu, {typed(DType::kF16, {4}), f32({4})}), "gate: expected dtype f32, found f16");
 }
 
 TEST(OpSetTest, Linear) {

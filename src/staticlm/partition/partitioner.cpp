@@ -4,9 +4,9 @@
 #include <charconv>
 #include <map>
 
-#include "staticlm/backends/api/did_you_mean.h"
+#include "staticlm/graph/alias_roots.h"
 #include "staticlm/graph/pass_manager.h"
-#include "staticlm/partition/alias_roots.h"
+#include "staticlm/options/did_you_mean.h"
 #include "staticlm/partition/partition_formation.h"
 #include "staticlm/partition/partition_subgraph.h"
 
@@ -206,12 +206,41 @@ Status check_no_fallback(std::span<const PartitionMethod> methods, const std::ve
                              left.size() > shown ? str_cat("; and ", left.size() - shown, " more") : "");
 }
 
+// The program's named data, gathered from every partition's payload: one entry per key.
+class NamedDataCollector {
+ public:
+  Status add(std::vector<NamedDataSpec> entries, const std::string& what) {
+    for (NamedDataSpec& entry : entries) {
+      if (entry.source == nullptr || entry.key.empty()) {
+        return internal_error(what, ": named data without a key or bytes");
+      }
+      auto it = index_.find(entry.key);
+      if (it == index_.end()) {
+        index_.emplace(entry.key, entries_.size());
+        entries_.push_back(std::move(entry));
+        continue;
+      }
+      const uint64_t stored = entries_[it->second].source->size_bytes();
+      if (stored != entry.source->size_bytes()) {
+        return internal_error(what, ": named data '", entry.key, "' is ", entry.source->size_bytes(),
+                              " bytes, but another partition stored ", stored, " under that key");
+      }
+    }
+    return ok_status();
+  }
+  std::vector<NamedDataSpec> take() { return std::move(entries_); }
+
+ private:
+  std::map<std::string, size_t, std::less<>> index_;
+  std::vector<NamedDataSpec> entries_;
+};
+
 // Forms one method's partitions, preprocesses each into a delegate (appended to `delegates`)
 // and schedules the method's steps; fills its placement.
 Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedOptions& options,
                                          const std::string& settings_json, const PartitionMethod& method,
                                          const MethodTags& tags, std::vector<DelegateSpec>& delegates,
-                                         MethodPlacement& placement) {
+                                         NamedDataCollector& named_data, MethodPlacement& placement) {
   const Graph& graph = *method.graph;
   const NodeDependencies dependencies = node_dependencies(graph);
   const Partitioning partitioning = form_partitions(dependencies, tags.tagged);
@@ -224,7 +253,8 @@ Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedO
       members[static_cast<size_t>(partitioning.partition_of[n])].push_back(static_cast<int32_t>(n));
     }
   }
-  std::vector<LoweringStep> partition_steps(members.size());
+  std::vector<ScheduleStep> partition_steps(members.size());
+  std::vector<uint32_t> partition_delegate(members.size());
   for (size_t p = 0; p < members.size(); ++p) {
     const std::string what = str_cat("backend '", backend.id(), "' method '", method.name, "' partition ", p);
     auto extracted = extract_partition(graph, members[p], root);
@@ -237,8 +267,9 @@ Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedO
       return payload.status().with_context(what);
     }
     STATICLM_RETURN_IF_ERROR(check_payload(*payload, *extracted, what));
-    LoweringStep& step = partition_steps[p];
-    step.delegate = static_cast<uint32_t>(delegates.size());
+    STATICLM_RETURN_IF_ERROR(named_data.add(std::move(payload->named_data), what));
+    ScheduleStep& step = partition_steps[p];
+    partition_delegate[p] = static_cast<uint32_t>(delegates.size());
     step.inputs = extracted->inputs;
     for (ConstantId id : payload->runtime_constants) {
       step.inputs.push_back(constants.at(id));
@@ -260,7 +291,7 @@ Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedO
     const GraphNode& node = graph.nodes()[n];
     const int32_t p = partitioning.partition_of[n];
     placement.nodes.push_back({static_cast<int32_t>(n), std::string(op_name(node.op)), node.name,
-                               p >= 0 ? static_cast<int32_t>(partition_steps[static_cast<size_t>(p)].delegate) : -1,
+                               p >= 0 ? static_cast<int32_t>(partition_delegate[static_cast<size_t>(p)]) : -1,
                                p >= 0 ? std::string() : tags.reasons[n]});
   }
   ScheduledMethod scheduled;
@@ -269,11 +300,13 @@ Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedO
   for (const ScheduledGroup& group : schedule_groups(dependencies, partitioning)) {
     if (group.partition >= 0) {
       scheduled.steps.push_back(partition_steps[static_cast<size_t>(group.partition)]);
-      placement.delegates.push_back(scheduled.steps.back().delegate);
+      scheduled.step_delegate.push_back(partition_delegate[static_cast<size_t>(group.partition)]);
+      placement.delegates.push_back(scheduled.step_delegate.back());
     } else {
-      LoweringStep step;
+      ScheduleStep step;
       step.node = group.node;
       scheduled.steps.push_back(std::move(step));
+      scheduled.step_delegate.push_back(0);
     }
   }
   return scheduled;
@@ -303,17 +336,19 @@ Result<PartitionedProgram> Partitioner::run(std::span<const PartitionMethod> met
   out.report.backend = std::string(backend.id());
   out.report.settings_json = options_.to_json();
   std::vector<DelegateSpec> delegates;
+  NamedDataCollector named_data;
   std::vector<ScheduledMethod> scheduled;
   for (size_t m = 0; m < methods.size(); ++m) {
     MethodPlacement placement;
-    STATICLM_ASSIGN_OR_RETURN(ScheduledMethod method, partition_method(backend, options_, out.report.settings_json,
-                                                                       methods[m], tags[m], delegates, placement));
+    STATICLM_ASSIGN_OR_RETURN(ScheduledMethod method,
+                              partition_method(backend, options_, out.report.settings_json, methods[m], tags[m],
+                                               delegates, named_data, placement));
     scheduled.push_back(std::move(method));
     out.report.methods.push_back(std::move(placement));
   }
   LowerOptions with_report = lower;
   with_report.metadata.push_back({std::string(kPlacementMetadataKey), out.report.to_json()});
-  STATICLM_ASSIGN_OR_RETURN(out.spec, lower_scheduled_program(scheduled, std::move(delegates), with_report));
+  STATICLM_ASSIGN_OR_RETURN(out.spec, lower_program(scheduled, std::move(delegates), named_data.take(), with_report));
   return out;
 }
 

@@ -24,7 +24,7 @@
 #include "staticlm/core/result.h"
 #include "staticlm/format/program_spec.h"
 #include "staticlm/graph/graph.h"
-#include "staticlm/partition/lower_program.h"
+#include "staticlm/lowering/lower_program.h"
 #include "staticlm/partition/placement_report.h"
 
 namespace staticlm {

@@ -27,14 +27,6 @@ class RenameGeluToSilu final : public GraphPass {
   }
 };
 
-class NoRuntime final : public BackendRuntime {
- public:
-  std::string_view id() const override { return "test"; }
-  Result<std::unique_ptr<DelegateHandle>> init(const DelegateInit&) const override {
-    return unimplemented("the test backend does not run");
-  }
-};
-
 // Takes the ops in `ops`; its blob lists the partition's ops; optionally reverses its outputs.
 class TestBackend final : public Backend {
  public:
@@ -78,13 +70,11 @@ class TestBackend final : public Backend {
     }
     return payload;
   }
-  std::shared_ptr<const BackendRuntime> runtime() const override { return runtime_; }
 
  private:
   std::set<OpKind> ops_;
   bool pass_;
   OptionSchema schema_;
-  std::shared_ptr<const BackendRuntime> runtime_ = std::make_shared<NoRuntime>();
 };
 
 std::shared_ptr<ByteSource> zeros(size_t floats) {

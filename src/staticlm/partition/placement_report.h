@@ -10,10 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "staticlm/format/metadata_keys.h"
+
 namespace staticlm {
 
-inline constexpr std::string_view kPlacementMetadataKey = "placement";
-inline constexpr std::string_view kEffectiveSettingsSpecKey = "effective_settings";
+// kPlacementMetadataKey and kEffectiveSettingsSpecKey: format/metadata_keys.h.
 // What the report calls the kernels every program can fall back to.
 inline constexpr std::string_view kFallbackBackendName = "portable";
 

@@ -7,6 +7,11 @@ Status BackendRuntimeRegistry::add(std::shared_ptr<const BackendRuntime> backend
   if (backends_.count(id) != 0) {
     return invalid_argument("backend '", id, "' is already registered");
   }
+  const OptionSchema& schema = backend->runtime_options();
+  if (schema.backend_id != id) {
+    return internal_error("backend '", id, "': its runtime option schema names backend '", schema.backend_id, "'");
+  }
+  STATICLM_RETURN_IF_ERROR(check_schema(schema).with_context(str_cat("backend '", id, "' runtime options")));
   backends_.emplace(std::move(id), std::move(backend));
   return ok_status();
 }

@@ -10,15 +10,20 @@
 //   after allocation and before first use, so the backend can register the memory (an fd and
 //   offset, say). A buffer shared by several methods (a KV cache) is bound once per method. An
 //   error from bind is an error of the run.
+// - describe(pointer, bytes) says what the memory is (ExternalBuffer: host memory, or the fd and
+//   offset of shared memory), so the runtime can hand that identity to the delegates that use
+//   the tensor. It is called for pointers this allocator returned.
 // - free(pointer) releases a pointer that allocate() returned; each exactly once.
 // Allocators must be thread-safe: several runners may share one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "staticlm/core/status.h"
+#include "staticlm/runtime/external_buffer.h"
 
 namespace staticlm {
 
@@ -40,6 +45,10 @@ class IOBufferAllocator {
   virtual std::string_view name() const = 0;
   virtual void* allocate(size_t bytes, size_t alignment) = 0;
   virtual Status bind(void* pointer, const IoTensorRef& tensor) = 0;
+  // Host memory named after this allocator unless the allocator knows better.
+  virtual ExternalBuffer describe(void* pointer, uint64_t bytes) const {
+    return ExternalBuffer::host(pointer, bytes, std::string(name()));
+  }
   virtual void free(void* pointer) = 0;
 };
 

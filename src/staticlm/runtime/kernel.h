@@ -1,8 +1,13 @@
 // The runtime side of an op implementation. A KernelFactory is called once per kernel-call
-// instruction when a method is loaded: it sees the instance's validated signature (input and
-// output specs, attributes) and returns a prepared Kernel, or an error saying why this backend
-// cannot run that instance (unsupported dtype, say). Kernel::execute then runs with tensor
-// views whose data pointers are bound for that call; shapes and dtypes are the signature's.
+// instruction when a program is loaded: it sees the instance's validated signature (input and
+// output specs, attributes) and returns a prepared Kernel, or Unimplemented saying why it does
+// not run that instance (an unsupported dtype, say: the registry then tries the next kernel of
+// the op). Kernel::execute then runs with tensor views whose data pointers are bound for that
+// call; shapes and dtypes are the signature's.
+//
+// A prepared kernel belongs to the program and is shared by every session: execute is const and
+// must keep no state between calls (scratch lives on the stack or in the call), so sessions run
+// it concurrently.
 #pragma once
 
 #include <functional>
@@ -36,7 +41,7 @@ class Kernel {
   // (in_place_input). Fails with OutOfRange on a bad runtime value (a token id or a position
   // outside its table), never reading or writing out of bounds.
   virtual Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                         const KernelContext& context) = 0;
+                         const KernelContext& context) const = 0;
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelSignature& signature)>;

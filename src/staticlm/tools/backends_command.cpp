@@ -1,13 +1,15 @@
-// `staticlm backends [NAME] [--json]`: every delegate backend this build has, and each option
-// of its schema (type, default, allowed values or range, route, backend types, SDK gate,
-// constraints and a one-line doc). The same schema drives `export --backend NAME --option k=v`.
+// `staticlm backends [NAME] [--json]`: every delegate backend this build has, each option of its
+// export schema (type, default, allowed values or range, route, backend types, SDK gate,
+// constraints and a one-line doc) and of its runtime schema. The export schema drives
+// `export --backend NAME --option k=v`, the runtime one `run --runtime-option NAME.k=v`.
 #include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "staticlm/builtin/builtin_export.h"
+#include "staticlm/builtin/builtin_runtime.h"
 #include "staticlm/tools/command.h"
-#include "staticlm/tools/register_backends.h"
 
 namespace staticlm::cli {
 namespace {
@@ -79,15 +81,25 @@ std::string sdk_text(const SdkInfo& sdk) {
   return sdk.name + " version unknown (" + sdk.unknown_reason + ")";
 }
 
-json backend_json(const Backend& backend) {
-  const OptionSchema& schema = backend.option_schema();
+json options_json(const OptionSchema& schema) {
   json options = json::array();
   for (const OptionSpec& spec : schema.options) options.push_back(option_json(schema, spec));
-  json doc = {{"id", std::string(backend.id())}, {"summary", std::string(backend.summary())}, {"options", options}};
+  return options;
+}
+
+json backend_json(const Backend& backend, const BackendRuntime* runtime) {
+  const OptionSchema& schema = backend.option_schema();
+  json doc = {{"id", std::string(backend.id())},
+              {"summary", std::string(backend.summary())},
+              {"options", options_json(schema)}};
   if (!schema.selector.empty()) doc["type_selector"] = schema.selector;
   if (const std::string sdk = sdk_text(backend.sdk()); !sdk.empty()) doc["sdk"] = sdk;
-  if (!backend.preferred_allocator().empty())
-    doc["preferred_io_allocator"] = std::string(backend.preferred_allocator());
+  if (runtime != nullptr) {
+    doc["runtime_options"] = options_json(runtime->runtime_options());
+    if (!runtime->preferred_allocator().empty()) {
+      doc["preferred_io_allocator"] = std::string(runtime->preferred_allocator());
+    }
+  }
   return doc;
 }
 
@@ -99,6 +111,8 @@ std::string range_text(const json& range, bool integer) {
   return "[" + bound(range[0], "-inf") + ", " + bound(range[1], "inf") + "]";
 }
 
+void print_options(const char* title, const json& options);
+
 void print_backend(const json& backend) {
   std::printf("%s: %s\n", backend["id"].get<std::string>().c_str(), backend["summary"].get<std::string>().c_str());
   if (backend.contains("sdk")) std::printf("  sdk: %s\n", backend["sdk"].get<std::string>().c_str());
@@ -109,8 +123,15 @@ void print_backend(const json& backend) {
   if (backend.contains("preferred_io_allocator")) {
     std::printf("  preferred I/O allocator: %s\n", backend["preferred_io_allocator"].get<std::string>().c_str());
   }
-  std::printf("  options:\n");
-  for (const json& option : backend["options"]) {
+  print_options("options (export)", backend["options"]);
+  if (backend.contains("runtime_options")) {
+    print_options("runtime options", backend["runtime_options"]);
+  }
+}
+
+void print_options(const char* title, const json& options) {
+  std::printf("  %s:\n", title);
+  for (const json& option : options) {
     std::string line = option["name"].get<std::string>() + "  " + option["type"].get<std::string>();
     line += option.contains("required") ? "  required" : "  default " + option["default"].get<std::string>();
     if (option.contains("range")) line += "  range " + range_text(option["range"], option["type"] == "int");
@@ -138,7 +159,9 @@ struct BackendsArgs {
 
 Status run_backends(const BackendsArgs& args) {
   BackendRegistry registry;
-  STATICLM_RETURN_IF_ERROR(register_backends(registry));
+  STATICLM_RETURN_IF_ERROR(register_builtin_backends(registry));
+  BackendRuntimeRegistry runtimes;
+  STATICLM_RETURN_IF_ERROR(register_builtin_backend_runtimes(runtimes));
   std::vector<const Backend*> backends;
   if (args.name.empty()) {
     backends = registry.all();
@@ -147,7 +170,7 @@ Status run_backends(const BackendsArgs& args) {
     backends.push_back(backend);
   }
   json doc = json::array();
-  for (const Backend* backend : backends) doc.push_back(backend_json(*backend));
+  for (const Backend* backend : backends) doc.push_back(backend_json(*backend, runtimes.find(backend->id())));
   if (args.json) {
     std::printf("%s\n", (args.name.empty() ? doc : doc[0]).dump(2).c_str());
     return ok_status();

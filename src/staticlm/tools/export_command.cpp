@@ -12,12 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "staticlm/builtin/builtin_export.h"
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/tools/command.h"
-#include "staticlm/tools/register_backends.h"
+#include "staticlm/tools/engine_flags.h"
 
 namespace staticlm::cli {
 namespace {
+
+constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"weight_dtype", "--dtype"},
+                                                                          {"prefill_len", "--prefill-len"},
+                                                                          {"max_cache_len", "--max-cache-len"},
+                                                                          {"cache_dtype", "--cache-dtype"},
+                                                                          {"no_fallback", "--no-fallback"}};
 
 struct ExportArgs {
   std::string model_dir;
@@ -36,7 +43,7 @@ struct ExportArgs {
 
 // The untyped backend options: the file's, then the command line's (a key in both is refused).
 Result<OptionMap> backend_options(const ExportArgs& args) {
-  STATICLM_ASSIGN_OR_RETURN(OptionMap options, parse_option_assignments(args.options));
+  STATICLM_ASSIGN_OR_RETURN(OptionMap options, parse_option_assignments(args.options, "--option"));
   if (args.options_file.empty()) {
     return options;
   }
@@ -79,7 +86,7 @@ Status run_export(const ExportArgs& args) {
   }
   BackendRegistry backends;
   if (!args.backend.empty()) {
-    STATICLM_RETURN_IF_ERROR(register_backends(backends));
+    STATICLM_RETURN_IF_ERROR(register_builtin_backends(backends));
     STATICLM_ASSIGN_OR_RETURN(options.backend, backends.get(args.backend));
     STATICLM_ASSIGN_OR_RETURN(options.backend_options, backend_options(args));
     options.no_fallback = args.no_fallback;
@@ -87,7 +94,11 @@ Status run_export(const ExportArgs& args) {
     return invalid_argument("--option, --options and --no-fallback need --backend NAME (see `staticlm backends`)");
   }
   const auto start = std::chrono::steady_clock::now();
-  STATICLM_ASSIGN_OR_RETURN(HfStaticExportSummary summary, export_hf_static(args.model_dir, args.output, options));
+  auto exported = export_hf_static(args.model_dir, args.output, options);
+  if (!exported.ok()) {
+    return with_flag_names(exported.status(), kExportFlags);
+  }
+  const HfStaticExportSummary& summary = *exported;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("exported %s -> %s\n", summary.architecture.c_str(), args.output.c_str());
   std::printf("  methods: prefill (chunk %lld), decode (1); max cache length %lld\n",

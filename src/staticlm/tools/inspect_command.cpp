@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/tensor.h"
+#include "staticlm/format/metadata_keys.h"
 #include "staticlm/format/program_file.h"
-#include "staticlm/partition/placement_report.h"
 #include "staticlm/tools/command.h"
 
 namespace staticlm::cli {

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "staticlm/tools/command.h"
-#include "staticlm/tools/model_loader.h"
+#include "staticlm/tools/engine_flags.h"
 
 namespace staticlm::cli {
 namespace {
 
 struct LogitsArgs {
-  ModelLoadOptions model;
+  EngineArgs model;
   std::vector<int64_t> tokens;
   std::string mode = "prefill";
   std::string out;
@@ -22,8 +22,9 @@ Status run_logits(const LogitsArgs& args) {
   if (args.tokens.empty()) {
     return invalid_argument("--tokens: expected at least one token id");
   }
-  STATICLM_ASSIGN_OR_RETURN(LoadedModel model, load_model(args.model));
-  LlmSession& session = *model.session;
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> opened, engine->new_session());
+  LlmSession& session = *opened;
   std::vector<int32_t> tokens;
   for (int64_t token : args.tokens) {
     if (token < 0 || token >= session.vocab_size()) {
@@ -80,10 +81,7 @@ Command add_logits_command(CLI::App& parent) {
       ->check(CLI::IsMember({"prefill", "decode"}))
       ->capture_default_str();
   app->add_option("--out", args->out, "Output file (default: stdout)");
-  app->add_option("--io-allocator", args->model.io_allocator,
-                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
-  app->add_flag("--strict-io", args->model.strict_io, "Fail instead of falling back to the heap");
-  app->add_option("--threads", args->model.num_threads, "Worker threads (0 = all cores)");
+  add_engine_flags(*app, args->model);
   return {app, [args]() { return run_logits(*args); }};
 }
 

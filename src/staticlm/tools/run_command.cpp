@@ -4,17 +4,18 @@
 #include <string>
 #include <vector>
 
-#include "staticlm/format/metadata.h"
-#include "staticlm/llm/generator.h"
-#include "staticlm/llm/program_tokenizer.h"
 #include "staticlm/tools/command.h"
-#include "staticlm/tools/model_loader.h"
+#include "staticlm/tools/engine_flags.h"
 
 namespace staticlm::cli {
 namespace {
 
+constexpr std::pair<std::string_view, std::string_view> kRunFlags[] = {
+    {"max_new_tokens", "-n"}, {"temperature", "--temp"}, {"top_k", "--top-k"},
+    {"top_p", "--top-p"},     {"min_p", "--min-p"},      {"repetition_penalty", "--repeat-penalty"}};
+
 struct RunArgs {
-  ModelLoadOptions model;
+  EngineArgs model;
   std::string prompt;
   int64_t max_new_tokens = 128;
   SamplingParams sampling;
@@ -22,14 +23,14 @@ struct RunArgs {
   bool quiet = false;
 };
 
-void print_stats(const LoadedModel& model, const GenerationResult& result) {
+void print_stats(const Engine& engine, const GenerationResult& result) {
   const double prefill_rate =
       result.prefill_seconds > 0 ? static_cast<double>(result.prompt_tokens.size()) / result.prefill_seconds : 0.0;
   const double decode_rate =
       result.decode_seconds > 0 ? static_cast<double>(result.decode_steps) / result.decode_seconds : 0.0;
   std::fprintf(stderr, "\n--- %s ---\n", stop_reason_name(result.stop_reason).data());
-  std::fprintf(stderr, "load: %.3f s (contract %s v%lld)\n", model.load_seconds, model.contract->name().data(),
-               static_cast<long long>(model.contract->version()));
+  std::fprintf(stderr, "load: %.3f s (contract %s v%lld)\n", engine.load_seconds(), engine.contract().name().data(),
+               static_cast<long long>(engine.contract().version()));
   std::fprintf(stderr, "prompt: %zu tokens, prefill %.1f tok/s, time to first token %.3f s\n",
                result.prompt_tokens.size(), prefill_rate, result.time_to_first_token_seconds);
   std::fprintf(stderr, "generated: %zu tokens, decode %.1f tok/s\n", result.tokens.size(), decode_rate);
@@ -44,29 +45,22 @@ void print_stats(const LoadedModel& model, const GenerationResult& result) {
 }
 
 Status run_generation(const RunArgs& args) {
-  STATICLM_ASSIGN_OR_RETURN(LoadedModel model, load_model(args.model));
-  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, load_program_tokenizer(model.program->file()));
-  GenerationOptions options;
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  GenerationOptions options = engine->default_generation();
   options.sampling = args.sampling;
   options.max_new_tokens = args.max_new_tokens;
   options.stop_strings = args.stop;
-  // End of sequence: every id the program's metadata lists, plus what the tokenizer knows.
-  if (auto eos = metadata_int_list(model.program->file(), "eos_token_ids"); eos.ok()) {
-    for (int64_t id : *eos) {
-      options.eos_ids.push_back(static_cast<int32_t>(id));
-    }
-  }
-  for (int32_t id : tokenizer->eos_ids()) {
-    options.eos_ids.push_back(id);
-  }
-  auto result = generate_text(*model.session, *tokenizer, args.prompt, options, [](std::string_view text) {
+  auto result = engine->generate(*session, args.prompt, options, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   });
   std::fputc('\n', stdout);
-  STATICLM_RETURN_IF_ERROR(result.status());
+  if (!result.ok()) {
+    return with_flag_names(result.status(), kRunFlags);
+  }
   if (!args.quiet) {
-    print_stats(model, *result);
+    print_stats(*engine, *result);
   }
   return ok_status();
 }
@@ -88,10 +82,7 @@ Command add_run_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--seed", args->sampling.seed, "Random seed")->capture_default_str();
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
-  app->add_option("--io-allocator", args->model.io_allocator,
-                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
-  app->add_flag("--strict-io", args->model.strict_io, "Fail instead of falling back to the heap");
-  app->add_option("--threads", args->model.num_threads, "Worker threads (0 = all cores)");
+  add_engine_flags(*app, args->model);
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
   return {app, [args]() { return run_generation(*args); }};
 }

@@ -1,6 +1,6 @@
 #include "staticlm/backends/api/backend.h"
 
-#include "staticlm/backends/api/did_you_mean.h"
+#include "staticlm/options/did_you_mean.h"
 
 namespace staticlm {
 
@@ -10,9 +10,6 @@ Status BackendRegistry::add(std::shared_ptr<const Backend> backend) {
     return invalid_argument("backend '", id, "' is already registered");
   }
   STATICLM_RETURN_IF_ERROR(check_schema(backend->option_schema()));
-  if (backend->runtime() == nullptr || backend->runtime()->id() != id) {
-    return internal_error("backend '", id, "': its runtime side is missing or has another id");
-  }
   backends_.emplace(std::move(id), std::move(backend));
   return ok_status();
 }
@@ -40,13 +37,6 @@ std::vector<const Backend*> BackendRegistry::all() const {
     out.push_back(backend.get());
   }
   return out;
-}
-
-Status BackendRegistry::register_runtimes(BackendRuntimeRegistry& runtimes) const {
-  for (const auto& [id, backend] : backends_) {
-    STATICLM_RETURN_IF_ERROR(runtimes.add(backend->runtime()));
-  }
-  return ok_status();
 }
 
 std::vector<OptionSpec> partitioner_option_specs() {

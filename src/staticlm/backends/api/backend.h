@@ -1,11 +1,12 @@
-// Backend: the export side of a delegate backend, plus a handle on its runtime side.
+// Backend: the export side of a delegate backend.
 //
 // A backend declares its option schema, says which graph nodes it can take, contributes graph
-// passes the partitioner runs before asking, and turns each partition it was given into a
-// delegate payload (blob + compile specs) stored in the program. Its runtime side
-// (runtime/backend_runtime.h) inits and executes those delegates when a program is loaded.
-// Backends are registered explicitly: one register function per backend, called from one place
-// (tools/register_backends.cpp for the CLI).
+// passes the partitioner runs before asking (decompositions, fusions into ops of the set), and
+// turns each partition it was given into a delegate payload (blob, compile specs, named data)
+// stored in the program. Its runtime side (runtime/backend_runtime.h, a separate library that
+// links no graph IR) inits and executes those delegates when a program is loaded; both sides
+// share the backend id. Backends are registered explicitly: one register function per side,
+// called from one place (builtin/).
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,11 @@
 #include <string_view>
 #include <vector>
 
-#include "staticlm/backends/api/option_schema.h"
 #include "staticlm/core/byte_source.h"
 #include "staticlm/format/program_spec.h"
 #include "staticlm/graph/graph.h"
 #include "staticlm/graph/pass_manager.h"
+#include "staticlm/options/option_schema.h"
 #include "staticlm/runtime/backend_runtime.h"
 
 namespace staticlm {
@@ -56,6 +57,11 @@ struct DelegatePayload {
   // delegate call's inputs (zero-copy views of the program's constants). Ids are of the shared
   // ConstantTable; each must be a constant the subgraph uses.
   std::vector<ConstantId> runtime_constants;
+  // Data stored once per program under each key (packed weights, say), which the runtime side
+  // reads from the NamedDataMap it is given at init. Partitions of every method may name the
+  // same key: the program stores it once, so a key must always name the same bytes (the
+  // partitioner refuses a key repeated with another size).
+  std::vector<NamedDataSpec> named_data;
 };
 
 class Backend {
@@ -79,11 +85,6 @@ class Backend {
   // is missing, Unimplemented for a partition it cannot lower after all.
   virtual Result<DelegatePayload> preprocess(const PartitionSubgraph& partition,
                                              const ResolvedOptions& options) const = 0;
-  // The runtime side (never null); its id() equals id().
-  virtual std::shared_ptr<const BackendRuntime> runtime() const = 0;
-  // The I/O allocator (an AllocatorRegistry name) whose buffers this backend reads without a
-  // copy, or "" when heap memory is as good as any.
-  virtual std::string_view preferred_allocator() const { return {}; }
 };
 
 // Backends by id, filled explicitly.
@@ -96,8 +97,6 @@ class BackendRegistry {
   Result<const Backend*> get(std::string_view id) const;
   // Every backend, by id.
   std::vector<const Backend*> all() const;
-  // Adds every backend's runtime side to `runtimes`.
-  Status register_runtimes(BackendRuntimeRegistry& runtimes) const;
 
  private:
   std::map<std::string, std::shared_ptr<const Backend>, std::less<>> backends_;

@@ -60,7 +60,7 @@ class AttentionKernel final : public Kernel {
       : shape_(shape), scale_(scale), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext& context) override {
+                 const KernelContext& context) const override {
     const AttentionShape& sh = shape_;
     std::vector<int64_t> positions(static_cast<size_t>(sh.seq));
     for (int64_t s = 0; s < sh.seq; ++s) {

@@ -57,7 +57,7 @@ class CastKernel final : public Kernel {
       : from_(from), to_(to), count_(count), bytes_(bytes) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const void* in = inputs[0].raw();
     void* out = outputs[0].raw();
     if (from_ == to_) {

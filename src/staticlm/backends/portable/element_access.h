@@ -1,6 +1,7 @@
 // Element reads and writes shared by the portable kernels: float weights of any float dtype
-// (f32, f16, bf16) widened to f32, f16/f32 cache elements, and index values (i32, i64).
-// Callers have checked the dtypes at kernel creation; these helpers do no validation.
+// (f32, f16, bf16) widened to f32, rows of block-quantized matrices (q8_0, q4_0) dequantized to
+// f32, f16/f32 cache elements, and index values (i32, i64). Callers have checked the dtypes at
+// kernel creation; these helpers do no validation.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,9 @@ namespace staticlm::portable {
 
 inline bool is_float_weight_dtype(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+inline bool is_matrix_weight_dtype(DType dtype) {
+  return is_float_weight_dtype(dtype) || dtype == DType::kQ8_0 || dtype == DType::kQ4_0;
 }
 inline bool is_index_dtype(DType dtype) {
   return dtype == DType::kI32 || dtype == DType::kI64;
@@ -27,9 +31,37 @@ inline float load_float(const void* data, DType dtype, int64_t index) {
   }
 }
 
-// Widens elements [offset, offset + count) of a float-weight buffer into `out`.
+// Dequantizes `blocks` blocks starting at block `first` (docs/ops.md: a q8_0 block is an f16
+// scale and 32 int8 values; a q4_0 block an f16 scale and 16 bytes holding 32 4-bit values,
+// element j in the low nibble of byte j and element j + 16 in its high nibble, each minus 8).
+inline void dequantize_blocks(const void* data, DType dtype, int64_t first, int64_t blocks, float* out) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const size_t block_bytes = dtype == DType::kQ8_0 ? 34 : 18;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = bytes + static_cast<size_t>(first + b) * block_bytes;
+    uint16_t scale_bits = 0;
+    std::memcpy(&scale_bits, block, sizeof(scale_bits));
+    const float scale = f16_to_f32(scale_bits);
+    float* row = out + b * 32;
+    if (dtype == DType::kQ8_0) {
+      for (int j = 0; j < 32; ++j) {
+        row[j] = scale * static_cast<float>(static_cast<int8_t>(block[2 + j]));
+      }
+    } else {
+      for (int j = 0; j < 16; ++j) {
+        row[j] = scale * static_cast<float>((block[2 + j] & 0x0F) - 8);
+        row[j + 16] = scale * static_cast<float>((block[2 + j] >> 4) - 8);
+      }
+    }
+  }
+}
+
+// Widens elements [offset, offset + count) of a float-weight or block-quantized buffer into
+// `out` (for a quantized one, offset and count are whole blocks: rows of a matrix).
 inline void widen_to_f32(const void* data, DType dtype, int64_t offset, int64_t count, float* out) {
-  if (dtype == DType::kF16) {
+  if (dtype == DType::kQ8_0 || dtype == DType::kQ4_0) {
+    dequantize_blocks(data, dtype, offset / 32, count / 32, out);
+  } else if (dtype == DType::kF16) {
     const uint16_t* source = static_cast<const uint16_t*>(data) + offset;
     for (int64_t i = 0; i < count; ++i) {
       out[i] = f16_to_f32(source[i]);

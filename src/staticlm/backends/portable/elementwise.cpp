@@ -1,5 +1,5 @@
-// Elementwise f32 ops: add and mul with NumPy broadcasting, silu, and gelu (exact erf form or
-// the tanh approximation). Broadcast strides are computed once at creation.
+// Elementwise f32 ops: add and mul with NumPy broadcasting, silu, gelu (exact erf form or the
+// tanh approximation) and the fused swiglu. Broadcast strides are computed once at creation.
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -23,7 +23,7 @@ class BinaryKernel final : public Kernel {
         rhs_strides_(std::move(rhs_strides)) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const float* lhs = inputs[0].data<float>();
     const float* rhs = inputs[1].data<float>();
     float* out = outputs[0].data<float>();
@@ -139,7 +139,7 @@ class UnaryKernel final : public Kernel {
   UnaryKernel(UnaryOp op, int64_t count) : op_(op), count_(count) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const float* x = inputs[0].data<float>();
     float* out = outputs[0].data<float>();
     switch (op_) {
@@ -165,7 +165,38 @@ KernelResult make_unary_kernel(const KernelSignature& signature, UnaryOp op) {
   return std::make_unique<UnaryKernel>(op, num_elements(x.shape));
 }
 
+// swiglu: out = silu(gate) * up, elementwise, exactly as the silu and mul kernels compute it.
+class SwigluKernel final : public Kernel {
+ public:
+  explicit SwigluKernel(int64_t count) : count_(count) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext&) const override {
+    const float* gate = inputs[0].data<float>();
+    const float* up = inputs[1].data<float>();
+    float* out = outputs[0].data<float>();
+    for (int64_t i = 0; i < count_; ++i) {
+      out[i] = silu(gate[i]) * up[i];
+    }
+    return ok_status();
+  }
+
+ private:
+  int64_t count_;
+};
+
 }  // namespace
+
+KernelResult make_swiglu_kernel(const KernelSignature& signature) {
+  STATICLM_RETURN_IF_ERROR(check_signature(signature, 2, 2));
+  const TensorSpec& gate = *signature.inputs[0];
+  const TensorSpec& up = *signature.inputs[1];
+  if (gate.dtype != DType::kF32 || up != gate || signature.outputs[0] != gate) {
+    return invalid_argument("swiglu: expected f32 gate and up of one shape, found ", dtype_name(gate.dtype),
+                            shape_string(gate.shape), " and ", dtype_name(up.dtype), shape_string(up.shape));
+  }
+  return std::make_unique<SwigluKernel>(num_elements(gate.shape));
+}
 
 KernelResult make_add_kernel(const KernelSignature& signature) {
   return make_binary_kernel(signature, BinaryOp::kAdd);

@@ -12,7 +12,7 @@ class EmbeddingKernel final : public Kernel {
       : table_dtype_(table_dtype), ids_dtype_(ids_dtype), vocab_(vocab), width_(width), count_(count) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const void* table = inputs[0].raw();
     const void* ids = inputs[1].raw();
     for (int64_t i = 0; i < count_; ++i) {
@@ -43,7 +43,7 @@ KernelResult make_embedding_kernel(const KernelSignature& signature) {
   STATICLM_RETURN_IF_ERROR(check_signature(signature, 2, 2));
   const TensorSpec& table = *signature.inputs[0];
   const TensorSpec& ids = *signature.inputs[1];
-  STATICLM_RETURN_IF_ERROR(check_float_weight(signature, table, "table"));
+  STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, table, "table"));
   if (!is_index_dtype(ids.dtype) || table.shape.size() != 2) {
     return invalid_argument("embedding: expected a [vocab, width] table and i32 or i64 ids, found ",
                             dtype_name(table.dtype), shape_string(table.shape), " and ", dtype_name(ids.dtype),

@@ -46,6 +46,14 @@ Status check_float_weight(const KernelSignature& signature, const TensorSpec& in
   return ok_status();
 }
 
+Status check_matrix_weight(const KernelSignature& signature, const TensorSpec& input, std::string_view role) {
+  if (!is_matrix_weight_dtype(input.dtype)) {
+    return unimplemented(op_name(signature.op), ": ", role, " dtype ", dtype_name(input.dtype),
+                         " is not supported by the portable backend (expected f32, f16, bf16, q8_0 or q4_0)");
+  }
+  return ok_status();
+}
+
 Status check_plain_dtype(const KernelSignature& signature, DType dtype) {
   if (dtype_info(dtype).is_quantized) {
     return unimplemented(op_name(signature.op), ": block-quantized dtype ", dtype_name(dtype),

@@ -35,6 +35,7 @@ KernelResult make_transpose_kernel(const KernelSignature& signature);
 KernelResult make_slice_kernel(const KernelSignature& signature);
 KernelResult make_concat_kernel(const KernelSignature& signature);
 KernelResult make_cast_kernel(const KernelSignature& signature);
+KernelResult make_swiglu_kernel(const KernelSignature& signature);
 
 // Checks that the signature has between min_inputs and max_inputs inputs (max_inputs < 0:
 // no upper bound), that the first min_inputs are present, and that it has exactly one output.
@@ -48,6 +49,9 @@ Result<size_t> read_axis(const KernelSignature& signature, std::string_view name
 
 // Fails with Unimplemented when `input` is not f32, f16 or bf16.
 Status check_float_weight(const KernelSignature& signature, const TensorSpec& input, std::string_view role);
+// Fails with Unimplemented when `input` is not f32, f16, bf16, q8_0 or q4_0 (a matrix the kernel
+// widens row by row: an embedding table, a linear weight).
+Status check_matrix_weight(const KernelSignature& signature, const TensorSpec& input, std::string_view role);
 
 // Fails with Unimplemented when `dtype` is block-quantized (layout kernels move whole elements).
 Status check_plain_dtype(const KernelSignature& signature, DType dtype);

@@ -89,12 +89,12 @@ Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const T
                                             const std::vector<TensorSpec>& outputs, const Attributes& attrs) {
   KernelRegistry registry;
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
-  const KernelFactory* factory = registry.find(op);
-  if (factory == nullptr) {
+  const std::vector<const KernelEntry*> kernels = registry.kernels_of(op);
+  if (kernels.empty()) {
     return not_found("no portable kernel for ", op_name(op));
   }
   const KernelSignature signature{op, inputs, outputs, attrs};
-  return (*factory)(signature);
+  return kernels.front()->factory(signature);
 }
 
 Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {

@@ -27,7 +27,7 @@ class KvCacheUpdateKernel final : public Kernel {
       : shape_(shape), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const CacheShape& sh = shape_;
     std::vector<int64_t> positions(static_cast<size_t>(sh.seq));
     for (int64_t s = 0; s < sh.seq; ++s) {

@@ -22,7 +22,7 @@ class ReshapeKernel final : public Kernel {
   explicit ReshapeKernel(uint64_t bytes) : bytes_(bytes) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     copy_bytes(outputs[0].raw(), inputs[0].raw(), bytes_);
     return ok_status();
   }
@@ -39,7 +39,7 @@ class TransposeKernel final : public Kernel {
       : out_shape_(std::move(out_shape)), in_strides_(std::move(in_strides)) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const Element* in = inputs[0].data<const Element>();
     Element* out = outputs[0].data<Element>();
     const int64_t total = num_elements(out_shape_);
@@ -80,7 +80,7 @@ class SliceKernel final : public Kernel {
       : outer_(outer), dim_(dim), start_(start), step_(step), out_dim_(out_dim), inner_bytes_(inner_bytes) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     if (inner_bytes_ == 0) {
       return ok_status();
     }
@@ -112,7 +112,7 @@ class ConcatKernel final : public Kernel {
       : outer_(outer), piece_bytes_(std::move(piece_bytes)) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     auto* out = static_cast<uint8_t*>(outputs[0].raw());
     for (int64_t o = 0; o < outer_; ++o) {
       for (size_t i = 0; i < piece_bytes_.size(); ++i) {

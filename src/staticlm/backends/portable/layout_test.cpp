@@ -262,7 +262,8 @@ TEST(RegisterTest, EveryOpHasAPortableKernel) {
   KernelRegistry registry;
   ASSERT_TRUE(register_portable_kernels(registry).ok());
   for (const OpDef& def : all_ops()) {
-    EXPECT_NE(registry.find(def.kind), nullptr) << def.name;
+    ASSERT_EQ(registry.kernels_of(def.kind).size(), 1u) << def.name;
+    EXPECT_EQ(registry.kernels_of(def.kind)[0]->name, str_cat("portable.", def.name));
   }
   const Status again = register_portable_kernels(registry);
   EXPECT_FALSE(again.ok());

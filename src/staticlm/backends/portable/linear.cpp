@@ -26,7 +26,7 @@ class LinearKernel final : public Kernel {
       : weight_dtype_(weight_dtype), bias_dtype_(bias_dtype), rows_(rows), inner_(inner), columns_(columns) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext& context) override {
+                 const KernelContext& context) const override {
     const float* x = inputs[0].data<float>();
     const void* weight = inputs[1].raw();
     const void* bias = inputs.size() > 2 ? inputs[2].raw() : nullptr;
@@ -69,7 +69,7 @@ KernelResult make_linear_kernel(const KernelSignature& signature) {
   const TensorSpec& x = *signature.inputs[0];
   const TensorSpec& weight = *signature.inputs[1];
   const TensorSpec* bias = signature.inputs.size() > 2 ? signature.inputs[2] : nullptr;
-  STATICLM_RETURN_IF_ERROR(check_float_weight(signature, weight, "weight"));
+  STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, weight, "weight"));
   if (bias != nullptr) {
     STATICLM_RETURN_IF_ERROR(check_float_weight(signature, *bias, "bias"));
   }

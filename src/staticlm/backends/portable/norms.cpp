@@ -17,7 +17,7 @@ class NormKernel final : public Kernel {
       : kind_(kind), eps_(eps), weight_dtype_(weight_dtype), bias_dtype_(bias_dtype), rows_(rows), width_(width) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const size_t width = static_cast<size_t>(width_);
     std::vector<float> weight(width);
     widen_to_f32(inputs[1].raw(), weight_dtype_, 0, width_, weight.data());

@@ -15,7 +15,7 @@ struct FactoryEntry {
   KernelResult (*make)(const KernelSignature& signature);
 };
 
-constexpr std::array<FactoryEntry, 17> kFactories = {{
+constexpr std::array<FactoryEntry, 18> kFactories = {{
     {OpKind::kEmbedding, portable::make_embedding_kernel},
     {OpKind::kLinear, portable::make_linear_kernel},
     {OpKind::kRmsNorm, portable::make_rms_norm_kernel},
@@ -33,6 +33,7 @@ constexpr std::array<FactoryEntry, 17> kFactories = {{
     {OpKind::kSlice, portable::make_slice_kernel},
     {OpKind::kConcat, portable::make_concat_kernel},
     {OpKind::kCast, portable::make_cast_kernel},
+    {OpKind::kSwiglu, portable::make_swiglu_kernel},
 }};
 
 }  // namespace

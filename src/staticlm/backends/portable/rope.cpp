@@ -26,7 +26,7 @@ class RopeKernel final : public Kernel {
         head_dim_(shape[3]) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const float* x = inputs[0].data<float>();
     const void* positions = inputs[1].raw();
     float* out = outputs[0].data<float>();

@@ -13,7 +13,7 @@ class SoftmaxKernel final : public Kernel {
   SoftmaxKernel(int64_t outer, int64_t axis_len, int64_t inner) : outer_(outer), axis_len_(axis_len), inner_(inner) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) override {
+                 const KernelContext&) const override {
     const float* x = inputs[0].data<float>();
     float* out = outputs[0].data<float>();
     if (axis_len_ == 0) {

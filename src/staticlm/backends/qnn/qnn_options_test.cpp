@@ -4,9 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "staticlm/backends/qnn/qnn_backend.h"
-#include "staticlm/backends/qnn/qnn_compile_specs.h"
-#include "staticlm/backends/qnn/qnn_schema.h"
+#include "staticlm/backends/qnn/export/qnn_backend.h"
+#include "staticlm/backends/qnn/export/qnn_compile_specs.h"
+#include "staticlm/backends/qnn/export/qnn_schema.h"
+#include "staticlm/backends/qnn/runtime/qnn_runtime.h"
 
 namespace staticlm {
 namespace {
@@ -32,7 +33,7 @@ QnnBackend backend_with(const char* version, std::string root = "") {
 
 OptionMap texts(std::initializer_list<std::pair<std::string, std::string>> entries) {
   OptionMap map;
-  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value));
+  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value, "--option"));
   return map;
 }
 
@@ -238,12 +239,31 @@ TEST(QnnOptionsTest, PreprocessAndInitNeverPretendWithoutTheSdk) {
   EXPECT_EQ(unbuilt.status().code(), StatusCode::kUnimplemented);
   expect_message(unbuilt.status(), "QNN SDK found at '/opt/qairt/2.37.0.250724', but this build cannot compose");
 
-  const std::vector<uint8_t> blob;
-  auto handle = backend.runtime()->init(DelegateInit{blob, {}, {}});
+  QnnBackendRuntime runtime([] { return QnnSdk{}; });
+  ASSERT_TRUE(check_schema(runtime.runtime_options()).ok());
+  auto runtime_options = resolve_options(runtime.runtime_options(), {}, runtime.sdk());
+  ASSERT_TRUE(runtime_options.ok());
+  DelegateInit init;
+  init.options = &*runtime_options;
+  auto handle = runtime.init(init);
   ASSERT_FALSE(handle.ok());
   EXPECT_EQ(handle.status().code(), StatusCode::kUnavailable);
   expect_message(handle.status(), "QNN SDK not found");
-  EXPECT_EQ(backend.preferred_allocator(), "rpcmem");
+  EXPECT_EQ(runtime.preferred_allocator(), "rpcmem");
+}
+
+TEST(QnnOptionsTest, RuntimeOptionsAreValidatedLikeExportOptions) {
+  QnnBackendRuntime runtime([] { return QnnSdk{}; });
+  auto resolved = resolve_options(runtime.runtime_options(), texts({{"htp_performance_mode", "power_saver"}}), {});
+  ASSERT_TRUE(resolved.ok()) << resolved.status().to_string();
+  EXPECT_EQ(*resolved->get_string("htp_performance_mode"), "power_saver");
+  EXPECT_EQ(*resolved->get_string("log_level"), "warn");
+  auto unknown = resolve_options(runtime.runtime_options(), texts({{"htp_performance_mod", "burst"}}), {});
+  ASSERT_FALSE(unknown.ok());
+  expect_message(unknown.status(), "did you mean 'htp_performance_mode'?");
+  auto bad_value = resolve_options(runtime.runtime_options(), texts({{"profile_level", "everything"}}), {});
+  ASSERT_FALSE(bad_value.ok());
+  expect_message(bad_value.status(), "profile_level");
 }
 
 TEST(QnnOptionsTest, SixtyFourBitIntegersStayOffQnn) {

@@ -1,6 +1,6 @@
 // QNN SDK detection over an injected environment (never the real one) and, for the file
 // reading, a temporary SDK directory.
-#include "staticlm/backends/qnn/qnn_sdk.h"
+#include "staticlm/backends/qnn/runtime/qnn_sdk.h"
 
 #include <filesystem>
 #include <fstream>

@@ -176,6 +176,22 @@ Result<SharedBlockInfo> SharedMemoryAllocator::lookup(const void* pointer) const
   return info;
 }
 
+ExternalBuffer SharedMemoryAllocator::describe(void* pointer, uint64_t bytes) const {
+  auto info = lookup(pointer);
+  ExternalBuffer buffer = ExternalBuffer::host(pointer, bytes, std::string(name()));
+  if (!info.ok()) {
+    return buffer;
+  }
+  switch (info->kind) {
+    case SharedMemoryKind::kMemfd: buffer.type = ExternalBufferType::kMemfd; break;
+    case SharedMemoryKind::kDmaBuf: buffer.type = ExternalBufferType::kDmaBuf; break;
+    case SharedMemoryKind::kRpcmem: buffer.type = ExternalBufferType::kRpcmem; break;
+  }
+  buffer.fd = info->fd;
+  buffer.offset = info->offset;
+  return buffer;
+}
+
 std::vector<SharedBinding> SharedMemoryAllocator::bindings() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<SharedBinding> out;

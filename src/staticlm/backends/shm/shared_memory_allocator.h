@@ -5,9 +5,11 @@
 // double frees and foreign pointers without crashing.
 //
 // A backend that registers I/O memory with its device (QNN's QnnMem_register, a dma-buf import)
-// holds the session's IOBufferAllocator, dynamic_casts it to SharedMemoryAllocator, and calls
-// lookup() or binding() for each buffer it is handed. A pointer the IOManager took from the heap
-// fallback is NotFound here: the backend then copies instead of registering.
+// gets each buffer's identity from describe(): the runtime passes it to the delegate with every
+// bound tensor (DelegateInstance::bind_buffer), so the backend needs no allocator of its own.
+// lookup() and binding() answer the same question for any byte of a block. A pointer the
+// IOManager took from the heap fallback is host memory: the backend then copies instead of
+// registering.
 //
 // Thread-safe: every public method may be called from any thread.
 #pragma once
@@ -82,6 +84,9 @@ class SharedMemoryAllocator : public IOBufferAllocator {
   // (a double free, a foreign or interior pointer) is refused: logged as a warning, counted in
   // stats().refused_frees, and otherwise ignored. nullptr is ignored silently.
   void free(void* pointer) final;
+  // The fd, offset and kind of the block holding `pointer` (ExternalBuffer type memfd, dma-buf or
+  // rpcmem); a pointer of no live block is described as plain host memory.
+  ExternalBuffer describe(void* pointer, uint64_t bytes) const final;
 
   // The fd, offset and size of the block holding `pointer` (the start or any byte inside).
   // Fails with NotFound when no live block holds it.

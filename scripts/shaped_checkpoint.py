@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Writes a random-weight Hugging Face checkpoint of a real model's shape, for measurements.
+
+Shapes: smollm-135m (SmolLM-135M: hidden 576, 30 layers, 9 / 3 heads, ffn 1536, vocab 49152,
+tied), llama-3.2-1b (hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256, tied) and
+export-1gb (untied, 8 layers of hidden 2048: the export-memory measurement in docs/export.md).
+The weights are small random bf16 values; the tokenizer files of tests/fixtures/llama3 are
+copied in so `staticlm run` works (its ids are all below every shape's vocabulary).
+
+Usage: scripts/shaped_checkpoint.py SHAPE OUT_DIR
+"""
+import argparse
+import json
+import os
+import shutil
+
+import numpy as np
+
+SHAPES = {
+    "smollm-135m": dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+                        num_attention_heads=9, num_key_value_heads=3, tie_word_embeddings=True,
+                        max_position_embeddings=2048, rope_theta=10000.0),
+    "llama-3.2-1b": dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                         num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=True,
+                         max_position_embeddings=131072, rope_theta=500000.0),
+    "export-1gb": dict(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
+                       num_attention_heads=32, num_key_value_heads=4, tie_word_embeddings=False,
+                       max_position_embeddings=2048, rope_theta=10000.0),
+}
+
+FIXTURE_TOKENIZER = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "llama3")
+
+
+def config_for(shape):
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "rms_norm_eps": 1e-5,
+              "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2}
+    config.update(SHAPES[shape])
+    return config
+
+
+def tensor_shapes(c):
+    h, i, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    kv = h // c["num_attention_heads"] * c["num_key_value_heads"]
+    shapes = {"model.embed_tokens.weight": [v, h], "model.norm.weight": [h]}
+    if not c["tie_word_embeddings"]:
+        shapes["lm_head.weight"] = [v, h]
+    for layer in range(c["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        shapes.update({
+            p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
+            p + "self_attn.q_proj.weight": [h, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, h],
+            p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
+        })
+    return shapes
+
+
+def write_checkpoint(shape, directory):
+    """Writes config.json, model.safetensors and the tokenizer; returns (bytes, largest tensor bytes)."""
+    config = config_for(shape)
+    shapes = tensor_shapes(config)
+    header, offset = {}, 0
+    for name in sorted(shapes):
+        size = int(np.prod(shapes[name])) * 2
+        header[name] = {"dtype": "BF16", "shape": shapes[name], "data_offsets": [offset, offset + size]}
+        offset += size
+    blob = json.dumps(header).encode()
+    blob += b" " * (-len(blob) % 8)
+    rng = np.random.default_rng(0)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "model.safetensors"), "wb") as out:
+        out.write(len(blob).to_bytes(8, "little"))
+        out.write(blob)
+        for name in sorted(shapes):
+            count = int(np.prod(shapes[name]))
+            # Small bf16 values: sign, exponent around 2^-6, random mantissa.
+            bits = (rng.integers(0, 128, count, dtype=np.uint16) | np.uint16(0x3C00)) ^ \
+                   (rng.integers(0, 2, count, dtype=np.uint16) << np.uint16(15))
+            out.write(bits.astype("<u2").tobytes())
+    with open(os.path.join(directory, "config.json"), "w") as out:
+        json.dump(config, out)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(os.path.join(FIXTURE_TOKENIZER, name), os.path.join(directory, name))
+    largest = max(int(np.prod(s)) * 2 for s in shapes.values())
+    return offset, largest
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shape", choices=sorted(SHAPES))
+    parser.add_argument("out_dir")
+    args = parser.parse_args()
+    total, _ = write_checkpoint(args.shape, args.out_dir)
+    print(f"{args.shape}: {total / 2**20:.0f} MiB of bf16 weights in {args.out_dir}")
+
+
+if __name__ == "__main__":
+    main()

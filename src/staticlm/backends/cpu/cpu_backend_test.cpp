@@ -1,0 +1,277 @@
+// The cpu backend: its pass fuses silu * up into swiglu; preprocess lowers a partition into a
+// method blob whose weights are named data; the runtime side verifies the blob against the call
+// and the named data it is given, refuses what does not match or is corrupt, and runs it.
+#include "staticlm/backends/cpu/export/cpu_backend.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/cpu/export/swiglu_fusion.h"
+#include "staticlm/backends/cpu/runtime/cpu_runtime.h"
+#include "staticlm/core/thread_pool.h"
+#include "staticlm/format/method_blob.h"
+#include "staticlm/graph/verifier.h"
+
+namespace staticlm {
+namespace {
+
+// sub(x, cache, rows, positions; w): y = silu(x) * x; h = linear(y, w);
+// cache' = kv_cache_update(cache, rows, positions) (in place); outputs h and y.
+struct TestGraph {
+  std::unique_ptr<Graph> graph;
+  std::vector<float> weights;
+};
+
+TestGraph test_graph() {
+  TestGraph out;
+  auto constants = std::make_shared<ConstantTable>();
+  out.weights.resize(12);
+  for (size_t i = 0; i < out.weights.size(); ++i) out.weights[i] = 0.1f * static_cast<float>(i) - 0.5f;
+  std::vector<uint8_t> bytes(out.weights.size() * 4);
+  std::memcpy(bytes.data(), out.weights.data(), bytes.size());
+  const ConstantId w_id = *constants->add("w", DType::kF32, {3, 4}, make_owned_source(std::move(bytes)));
+  out.graph = std::make_unique<Graph>(constants);
+  Graph& g = *out.graph;
+  ValueId x = *g.add_input("x", DType::kF32, {2, 4});
+  ValueId cache = *g.add_input("cache", DType::kF32, {1, 1, 4, 2});
+  ValueId rows = *g.add_input("rows", DType::kF32, {1, 1, 1, 2});
+  ValueId positions = *g.add_input("positions", DType::kI32, {1});
+  ValueId w = *g.use_constant(w_id);
+  ValueId s = *g.add(OpKind::kSilu, {x});
+  ValueId y = *g.add(OpKind::kMul, {s, x});
+  ValueId h = *g.add(OpKind::kLinear, {y, w});
+  (void)*g.add(OpKind::kKvCacheUpdate, {cache, rows, positions});
+  EXPECT_TRUE(g.add_output("h", h).ok());
+  EXPECT_TRUE(g.add_output("y", y).ok());
+  return out;
+}
+
+std::vector<TensorSpec> call_inputs() {
+  return {{DType::kF32, {2, 4}}, {DType::kF32, {1, 1, 4, 2}}, {DType::kF32, {1, 1, 1, 2}}, {DType::kI32, {1}}};
+}
+
+// Named data held in memory, as a program would map it.
+class MemoryNamedData final : public NamedDataMap {
+ public:
+  void put(std::string key, std::span<const uint8_t> bytes) {
+    auto& stored = entries_[std::move(key)];
+    stored.assign(bytes.begin(), bytes.end());
+  }
+  Result<std::span<const uint8_t>> get(std::string_view key) const override {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return not_found("named data '", key, "' is not in the test map");
+    return std::span<const uint8_t>(it->second);
+  }
+
+ private:
+  std::map<std::string, std::vector<uint8_t>, std::less<>> entries_;
+};
+
+struct Exported {
+  DelegatePayload payload;
+  std::vector<uint8_t> blob;
+  MemoryNamedData named_data;
+};
+
+Exported export_test_graph(TestGraph& t) {
+  Exported out;
+  auto backend = CpuBackend::create();
+  EXPECT_TRUE(backend.ok());
+  auto resolved = resolve_options((*backend)->option_schema(), {}, {});
+  EXPECT_TRUE(resolved.ok());
+  PartitionSubgraph partition{"forward", 0, t.graph.get(), {0, 1, 2, 3}};
+  auto payload = (*backend)->preprocess(partition, *resolved);
+  EXPECT_TRUE(payload.ok()) << payload.status().to_string();
+  if (!payload.ok()) return out;
+  out.payload = std::move(payload).value();
+  out.blob.resize(out.payload.blob->size_bytes());
+  EXPECT_TRUE(out.payload.blob->read(out.blob).ok());
+  for (const NamedDataSpec& entry : out.payload.named_data) {
+    std::vector<uint8_t> bytes(entry.source->size_bytes());
+    EXPECT_TRUE(entry.source->read(bytes).ok());
+    out.named_data.put(entry.key, bytes);
+  }
+  return out;
+}
+
+struct Runtime {
+  std::shared_ptr<CpuBackendRuntime> runtime = *CpuBackendRuntime::create();
+  ResolvedOptions options;
+
+  explicit Runtime(const OptionMap& given = {}) {
+    auto resolved = resolve_options(runtime->runtime_options(), given, {});
+    EXPECT_TRUE(resolved.ok()) << resolved.status().to_string();
+    if (resolved.ok()) options = *resolved;
+  }
+  Result<std::unique_ptr<DelegateHandle>> init(std::span<const uint8_t> blob, std::span<const TensorSpec> inputs,
+                                               const NamedDataMap& named_data) const {
+    DelegateInit init;
+    init.blob = blob;
+    init.inputs = inputs;
+    init.named_data = &named_data;
+    init.options = &options;
+    return runtime->init(init);
+  }
+};
+
+void expect_refused(const Status& status, std::string_view expected) {
+  ASSERT_FALSE(status.ok()) << "expected a refusal containing: " << expected;
+  EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+}
+
+TEST(CpuBackendTest, TheFusionPassTurnsSiluTimesUpIntoSwiglu) {
+  TestGraph t = test_graph();
+  SwigluFusion pass;
+  ASSERT_TRUE(pass.run(*t.graph).ok());
+  ASSERT_TRUE(verify_graph(*t.graph).ok()) << verify_graph(*t.graph).to_string();
+  ASSERT_EQ(t.graph->nodes().size(), 3u);
+  EXPECT_EQ(t.graph->nodes()[0].op, OpKind::kSwiglu);
+  EXPECT_EQ(t.graph->nodes()[0].inputs[0], t.graph->inputs()[0].value);
+  // A silu read twice stays.
+  Graph shared(std::make_shared<ConstantTable>());
+  ValueId x = *shared.add_input("x", DType::kF32, {4});
+  ValueId s = *shared.add(OpKind::kSilu, {x});
+  ValueId m = *shared.add(OpKind::kMul, {s, x});
+  ASSERT_TRUE(shared.add_output("m", m).ok());
+  ASSERT_TRUE(shared.add_output("s", s).ok());
+  ASSERT_TRUE(pass.run(shared).ok());
+  EXPECT_EQ(shared.nodes().size(), 2u);
+  EXPECT_EQ(shared.nodes()[1].op, OpKind::kMul);
+}
+
+TEST(CpuBackendTest, PreprocessStoresWeightsAsNamedDataAndTheBlobIsAMethod) {
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  ASSERT_EQ(e.payload.named_data.size(), 1u);
+  EXPECT_EQ(e.payload.named_data[0].key, "cpu/w");
+  EXPECT_EQ(e.payload.named_data[0].source->size_bytes(), 48u);
+  EXPECT_TRUE(e.payload.runtime_constants.empty()) << "weights are named data, not call inputs";
+  auto method = read_method_blob(e.blob);
+  ASSERT_TRUE(method.ok()) << method.status().to_string();
+  EXPECT_EQ((*method)->inputs()->size(), 4u);
+  EXPECT_EQ((*method)->outputs()->size(), 2u);
+  EXPECT_TRUE((*method)->inputs()->Get(1)->mutable_()) << "the cache is updated in place";
+}
+
+TEST(CpuBackendTest, ExecutesThePartitionAndUpdatesTheCacheInPlace) {
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  Runtime runtime;
+  const std::vector<TensorSpec> inputs = call_inputs();
+  auto handle = runtime.init(e.blob, inputs, e.named_data);
+  ASSERT_TRUE(handle.ok()) << handle.status().to_string();
+  EXPECT_EQ((*handle)->updated_inputs().size(), 1u);
+  ASSERT_EQ((*handle)->output_specs().size(), 2u);
+  EXPECT_EQ((*handle)->output_specs()[0], (TensorSpec{DType::kF32, {2, 3}}));
+
+  std::vector<float> x = {-2, -1, 0, 1, 2, 3, 4, 5};
+  std::vector<float> cache(8, 0.0f);
+  std::vector<float> rows = {7, 8};
+  std::vector<int32_t> positions = {2};
+  std::vector<float> h(6, NAN);
+  std::vector<float> y(8, NAN);
+  const std::vector<TensorView> in = {TensorView(x.data(), DType::kF32, inputs[0].shape),
+                                      TensorView(cache.data(), DType::kF32, inputs[1].shape),
+                                      TensorView(rows.data(), DType::kF32, inputs[2].shape),
+                                      TensorView(positions.data(), DType::kI32, inputs[3].shape)};
+  const Shape h_shape = {2, 3};
+  const Shape y_shape = {2, 4};
+  const std::vector<TensorView> out = {TensorView(h.data(), DType::kF32, h_shape),
+                                       TensorView(y.data(), DType::kF32, y_shape)};
+  auto instance = (*handle)->new_instance();
+  ASSERT_TRUE(instance.ok());
+  ThreadPool pool(1);
+  ASSERT_TRUE((*instance)->execute(in, out, KernelContext{&pool}).ok());
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_NEAR(y[i], x[i] / (1.0f + std::exp(-x[i])) * x[i], 1e-5) << i;
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t n = 0; n < 3; ++n) {
+      float expected = 0.0f;
+      for (size_t k = 0; k < 4; ++k) expected += y[r * 4 + k] * t.weights[n * 4 + k];
+      EXPECT_NEAR(h[r * 3 + n], expected, 1e-5) << r << "," << n;
+    }
+  }
+  EXPECT_EQ(cache[4], 7.0f);  // slot 2 of the one head: elements 4 and 5
+  EXPECT_EQ(cache[5], 8.0f);
+  EXPECT_EQ(cache[0], 0.0f);
+}
+
+TEST(CpuBackendTest, RefusesACallOrNamedDataThatDoesNotMatch) {
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  Runtime runtime;
+  std::vector<TensorSpec> wrong_shape = call_inputs();
+  wrong_shape[0].shape = {2, 5};
+  expect_refused(runtime.init(e.blob, wrong_shape, e.named_data).status(),
+                 "cpu delegate: blob input 0 'x' is f32[2,4], the call passes f32[2,5]");
+  std::vector<TensorSpec> fewer = call_inputs();
+  fewer.pop_back();
+  expect_refused(runtime.init(e.blob, fewer, e.named_data).status(), "the blob has 4 inputs, the call passes 3");
+  MemoryNamedData empty;
+  expect_refused(runtime.init(e.blob, call_inputs(), empty).status(), "named data 'cpu/w' is not in the test map");
+  MemoryNamedData short_weights;
+  const std::vector<uint8_t> half(24, 0);
+  short_weights.put("cpu/w", half);
+  expect_refused(runtime.init(e.blob, call_inputs(), short_weights).status(),
+                 "needs 48 bytes, named data 'cpu/w' holds 24");
+}
+
+TEST(CpuBackendTest, RefusesBytesThatAreNotAMethodBlob) {
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  Runtime runtime;
+  const std::vector<TensorSpec> inputs = call_inputs();
+  expect_refused(runtime.init({}, inputs, e.named_data).status(), "not a method blob");
+  const std::vector<uint8_t> garbage(64, 0x5a);
+  expect_refused(runtime.init(garbage, inputs, e.named_data).status(), "not a method blob");
+  std::vector<uint8_t> truncated = e.blob;
+  truncated.resize(truncated.size() / 2);
+  auto handle = runtime.init(truncated, inputs, e.named_data);
+  ASSERT_FALSE(handle.ok());
+  EXPECT_EQ(handle.status().code(), StatusCode::kDataLoss) << handle.status().to_string();
+}
+
+TEST(CpuBackendTest, CorruptedBlobsAreRefusedOrRunSafely) {
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  Runtime runtime;
+  const std::vector<TensorSpec> inputs = call_inputs();
+  std::mt19937 rng(11);
+  int accepted = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> bytes = e.blob;
+    for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips) {
+      bytes[rng() % bytes.size()] = static_cast<uint8_t>(rng());
+    }
+    // Either outcome is fine; what matters (under the sanitizers) is that verifying is safe and
+    // that a blob which is accepted gives a delegate whose sessions can be made.
+    auto handle = runtime.init(bytes, inputs, e.named_data);
+    if (handle.ok()) {
+      ++accepted;
+      EXPECT_TRUE((*handle)->new_instance().ok());
+    }
+  }
+  EXPECT_LT(accepted, 2000);
+}
+
+TEST(CpuBackendTest, TheIsaRuntimeOptionIsValidated) {
+  OptionMap given;
+  given.emplace("isa", RawOptionValue::text("avx513"));
+  auto runtime = *CpuBackendRuntime::create();
+  auto resolved = resolve_options(runtime->runtime_options(), given, {});
+  expect_refused(resolved.status(), "did you mean 'avx512'?");
+  OptionMap portable;
+  portable.emplace("isa", RawOptionValue::text("portable"));
+  Runtime capped(portable);
+  TestGraph t = test_graph();
+  Exported e = export_test_graph(t);
+  EXPECT_TRUE(capped.init(e.blob, call_inputs(), e.named_data).ok());
+}
+
+}  // namespace
+}  // namespace staticlm

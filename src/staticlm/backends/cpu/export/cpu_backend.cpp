@@ -1,0 +1,84 @@
+#include "staticlm/backends/cpu/export/cpu_backend.h"
+
+#include "staticlm/backends/cpu/export/swiglu_fusion.h"
+#include "staticlm/format/method_blob.h"
+#include "staticlm/lowering/lower_program.h"
+
+namespace staticlm {
+namespace {
+
+// The id both sides share (runtime/cpu_runtime.h has the same).
+constexpr std::string_view kId = "cpu";
+
+}  // namespace
+
+std::string cpu_named_data_key(std::string_view constant_name) {
+  return str_cat("cpu/", constant_name);
+}
+
+Result<DelegatePayload> lower_cpu_partition(const PartitionSubgraph& partition,
+                                            std::span<const uint32_t> output_order) {
+  const Graph& graph = *partition.graph;
+  DelegatePayload payload;
+  for (size_t v = 0; v < graph.num_values(); ++v) {
+    const GraphValue& value = graph.value(static_cast<ValueId>(v));
+    if (value.kind == ValueKind::kConstant) {
+      const ConstantEntry& constant = graph.constants().at(value.constant);
+      payload.named_data.push_back({cpu_named_data_key(constant.name), constant.source, 64});
+    }
+  }
+  ScheduledMethod method{
+      str_cat(partition.method, ".partition_", partition.index), &graph, one_step_per_node(graph), {}};
+  MethodLoweringOptions lowering;
+  lowering.constants.named_data_key = [&graph](ConstantId id) {
+    return cpu_named_data_key(graph.constants().at(id).name);
+  };
+  lowering.output_order.assign(output_order.begin(), output_order.end());
+  STATICLM_ASSIGN_OR_RETURN(MethodSpec spec, lower_method(method, lowering));
+  STATICLM_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, write_method_blob(spec));
+  payload.blob = make_owned_source(std::move(blob));
+  payload.output_order = lowering.output_order;
+  return payload;
+}
+
+Result<std::shared_ptr<CpuBackend>> CpuBackend::create() {
+  std::shared_ptr<CpuBackend> backend(new CpuBackend());
+  backend->schema_.backend_id = std::string(kId);
+  backend->schema_.options = partitioner_option_specs();
+  return backend;
+}
+
+std::string_view CpuBackend::id() const {
+  return kId;
+}
+
+std::string_view CpuBackend::summary() const {
+  return "the host CPU: every op of the LLM op set; weights stored once as named data, kernels chosen by ISA";
+}
+
+std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions& options) const {
+  (void)options;
+  std::vector<std::unique_ptr<GraphPass>> passes;
+  passes.push_back(std::make_unique<SwigluFusion>());
+  return passes;
+}
+
+NodeSupport CpuBackend::supports(const Graph& graph, size_t node, const ResolvedOptions& options) const {
+  (void)graph;
+  (void)node;
+  (void)options;
+  return NodeSupport::yes();
+}
+
+Result<DelegatePayload> CpuBackend::preprocess(const PartitionSubgraph& partition,
+                                               const ResolvedOptions& options) const {
+  (void)options;
+  return lower_cpu_partition(partition);
+}
+
+Status register_cpu_backend(BackendRegistry& registry) {
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<CpuBackend> backend, CpuBackend::create());
+  return registry.add(std::move(backend));
+}
+
+}  // namespace staticlm

@@ -1,0 +1,16 @@
+// SwigluFusion: a graph pass that rewrites mul(silu(gate), up) into the fused op swiglu(gate, up)
+// (docs/ops.md) wherever the silu's output has no other reader and is not a graph output, so a
+// gated MLP's activation is one kernel call instead of two and one buffer fewer.
+#pragma once
+
+#include "staticlm/graph/pass_manager.h"
+
+namespace staticlm {
+
+class SwigluFusion final : public GraphPass {
+ public:
+  std::string_view name() const override { return "swiglu_fusion"; }
+  Status run(Graph& graph) override;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,114 @@
+#include "staticlm/backends/cpu/runtime/cpu_runtime.h"
+
+#include "staticlm/backends/portable/register.h"
+#include "staticlm/format/method_blob.h"
+#include "staticlm/format/method_reader.h"
+#include "staticlm/runtime/method_session.h"
+
+namespace staticlm {
+namespace {
+
+class CpuDelegateInstance final : public DelegateInstance {
+ public:
+  explicit CpuDelegateInstance(std::unique_ptr<MethodSession> session) : session_(std::move(session)) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext& context) override {
+    return session_->execute_with(inputs, outputs, context);
+  }
+
+ private:
+  std::unique_ptr<MethodSession> session_;
+};
+
+class CpuDelegate final : public DelegateHandle {
+ public:
+  CpuDelegate(std::unique_ptr<PreparedMethod> method, std::vector<TensorSpec> outputs, std::vector<uint32_t> updated)
+      : method_(std::move(method)), output_specs_(std::move(outputs)), updated_inputs_(std::move(updated)) {}
+
+  std::span<const TensorSpec> output_specs() const override { return output_specs_; }
+  std::span<const uint32_t> updated_inputs() const override { return updated_inputs_; }
+  Result<std::unique_ptr<DelegateInstance>> new_instance() const override {
+    // The program that owns this delegate outlives every session of it; execute_with passes the
+    // caller's thread pool.
+    STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<MethodSession> session, method_->new_session(nullptr, nullptr));
+    return std::unique_ptr<DelegateInstance>(std::make_unique<CpuDelegateInstance>(std::move(session)));
+  }
+
+ private:
+  std::unique_ptr<PreparedMethod> method_;
+  std::vector<TensorSpec> output_specs_;
+  std::vector<uint32_t> updated_inputs_;
+};
+
+std::vector<OptionSpec> runtime_option_specs() {
+  OptionSpec isa;
+  isa.name = "isa";
+  isa.type = OptionType::kEnum;
+  isa.default_value = std::string("auto");
+  isa.allowed = {{"auto", "everything this CPU has", std::nullopt},
+                 {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
+                 {"avx2", "at most AVX2 with FMA", std::nullopt},
+                 {"portable", "the portable reference kernels only", std::nullopt}};
+  isa.route = "runtime";
+  isa.doc = "the widest instruction set the cpu backend's kernels may use";
+  return {isa};
+}
+
+// The blob's inputs must be the call's, one to one.
+Status check_call_inputs(const PreparedMethod& method, std::span<const TensorSpec> call_inputs) {
+  if (method.inputs().size() != call_inputs.size()) {
+    return invalid_argument("the blob has ", method.inputs().size(), " inputs, the call passes ", call_inputs.size());
+  }
+  for (size_t i = 0; i < call_inputs.size(); ++i) {
+    const IoTensorInfo& input = method.inputs()[i];
+    if (input.dtype != call_inputs[i].dtype || input.shape != call_inputs[i].shape) {
+      return invalid_argument("blob input ", i, " '", input.name, "' is ", dtype_name(input.dtype),
+                              shape_string(input.shape), ", the call passes ", dtype_name(call_inputs[i].dtype),
+                              shape_string(call_inputs[i].shape));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<CpuBackendRuntime>> CpuBackendRuntime::create(std::string id) {
+  std::shared_ptr<CpuBackendRuntime> runtime(new CpuBackendRuntime(std::move(id)));
+  runtime->options_.backend_id = runtime->id_;
+  runtime->options_.options = runtime_option_specs();
+  STATICLM_RETURN_IF_ERROR(register_portable_kernels(runtime->kernels_));
+  return runtime;
+}
+
+Result<std::unique_ptr<DelegateHandle>> CpuBackendRuntime::init(const DelegateInit& init) const {
+  STATICLM_ASSIGN_OR_RETURN(const fb::Method* blob, read_method_blob(init.blob));
+  STATICLM_ASSIGN_OR_RETURN(MethodSpec spec, read_method_spec(*blob));
+  STATICLM_ASSIGN_OR_RETURN(std::string isa, init.options->get_string("isa"));
+  PrepareContext context;
+  context.label = "cpu delegate";
+  context.kernels = &kernels_;
+  STATICLM_ASSIGN_OR_RETURN(context.allowed_features, cpu_features_for_isa(isa));
+  context.named_data = init.named_data;
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<PreparedMethod> method, PreparedMethod::prepare(std::move(spec), context));
+  STATICLM_RETURN_IF_ERROR(check_call_inputs(*method, init.inputs).with_context("cpu delegate"));
+  std::vector<TensorSpec> outputs;
+  for (const IoTensorInfo& output : method->outputs()) {
+    outputs.push_back({output.dtype, output.shape});
+  }
+  std::vector<uint32_t> updated;
+  for (size_t i = 0; i < method->inputs().size(); ++i) {
+    if (method->inputs()[i].is_mutable) {
+      updated.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  return std::unique_ptr<DelegateHandle>(
+      std::make_unique<CpuDelegate>(std::move(method), std::move(outputs), std::move(updated)));
+}
+
+Status register_cpu_backend_runtime(BackendRuntimeRegistry& registry) {
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<CpuBackendRuntime> runtime, CpuBackendRuntime::create());
+  return registry.add(std::move(runtime));
+}
+
+}  // namespace staticlm

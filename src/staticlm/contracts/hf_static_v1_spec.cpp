@@ -1,0 +1,168 @@
+#include "staticlm/contracts/hf_static_v1_spec.h"
+
+#include <algorithm>
+
+#include "staticlm/format/metadata.h"
+
+namespace staticlm::hf_static_v1 {
+namespace {
+
+using T = fb::MetadataType;
+
+const std::vector<MetadataKey>& keys() {
+  static const std::vector<MetadataKey> table = {
+      {kContractKey, T::String, true, {kName}},
+      {kContractVersionKey, T::Int, true, {}},
+      {key::kArchitecture, T::String, true, {}},
+      {key::kVocabSize, T::Int, true, {}},
+      {key::kHiddenSize, T::Int, true, {}},
+      {key::kNumLayers, T::Int, true, {}},
+      {key::kNumHeads, T::Int, true, {}},
+      {key::kNumKvHeads, T::Int, true, {}},
+      {key::kHeadDim, T::Int, true, {}},
+      {key::kMaxCacheLen, T::Int, true, {}},
+      {key::kPrefillLen, T::Int, true, {}},
+      {key::kCacheDtype, T::String, true, {"f32", "f16"}},
+      {key::kKvUpdate, T::String, true, {kKvUpdateInPlace, kKvUpdateReturned}},
+      {key::kLogits, T::String, true, {kLogitsAll, kLogitsLast}},
+      {key::kWeightDtype, T::String, true, {}},
+      {key::kBosTokenId, T::Int, true, {}},
+      {key::kEosTokenIds, T::IntList, true, {}},
+      {key::kRopeTheta, T::Float, true, {}},
+      {key::kRopeRotaryDim, T::Int, true, {}},
+      {key::kRopeScaling, T::String, true, {"none", "linear", "llama3"}},
+      {key::kRopeFactor, T::Float, false, {}},
+      {key::kRopeLowFreqFactor, T::Float, false, {}},
+      {key::kRopeHighFreqFactor, T::Float, false, {}},
+      {key::kRopeOriginalMaxPosition, T::Int, false, {}},
+      {key::kTokenizerKind, T::String, true, {kTokenizerJson, kTokenizerSentencePiece, kTokenizerNone}},
+      {key::kTokenizerSha256, T::String, true, {}},
+      {key::kGenerationDoSample, T::Bool, false, {}},
+      {key::kGenerationTemperature, T::Float, false, {}},
+      {key::kGenerationTopK, T::Int, false, {}},
+      {key::kGenerationTopP, T::Float, false, {}},
+      {key::kGenerationMinP, T::Float, false, {}},
+      {key::kGenerationRepetitionPenalty, T::Float, false, {}},
+  };
+  return table;
+}
+
+Result<int64_t> positive_int(const ProgramFile& file, std::string_view name) {
+  STATICLM_ASSIGN_OR_RETURN(int64_t value, metadata_int(file, name));
+  if (value <= 0) {
+    return invalid_argument("metadata '", name, "': expected a positive integer, found ", value);
+  }
+  return value;
+}
+
+// The string value of an enumerated key, checked against the table.
+Result<std::string> enumerated(const ProgramFile& file, std::string_view name) {
+  STATICLM_ASSIGN_OR_RETURN(std::string value, metadata_string(file, name));
+  const MetadataKey* entry = find_metadata_key(name);
+  if (entry != nullptr && !entry->values.empty() &&
+      std::find(entry->values.begin(), entry->values.end(), value) == entry->values.end()) {
+    std::vector<std::string> allowed(entry->values.begin(), entry->values.end());
+    return invalid_argument("metadata '", name, "': expected one of ", join(allowed, ", "), ", found '", value, "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string key_cache_name(int64_t layer) {
+  return str_cat("k_cache_", layer);
+}
+std::string value_cache_name(int64_t layer) {
+  return str_cat("v_cache_", layer);
+}
+std::string new_key_name(int64_t layer) {
+  return str_cat("k_new_", layer);
+}
+std::string new_value_name(int64_t layer) {
+  return str_cat("v_new_", layer);
+}
+
+std::span<const MetadataKey> metadata_keys() {
+  return keys();
+}
+
+bool is_program_level_key(std::string_view name) {
+  return name == kPlacementMetadataKey;
+}
+
+const MetadataKey* find_metadata_key(std::string_view name) {
+  for (const MetadataKey& entry : keys()) {
+    if (entry.key == name) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+Result<Config> Config::from_program(const ProgramFile& file) {
+  Config c;
+  STATICLM_ASSIGN_OR_RETURN(c.vocab_size, positive_int(file, key::kVocabSize));
+  STATICLM_ASSIGN_OR_RETURN(c.num_layers, positive_int(file, key::kNumLayers));
+  STATICLM_ASSIGN_OR_RETURN(c.num_kv_heads, positive_int(file, key::kNumKvHeads));
+  STATICLM_ASSIGN_OR_RETURN(c.head_dim, positive_int(file, key::kHeadDim));
+  STATICLM_ASSIGN_OR_RETURN(c.max_cache_len, positive_int(file, key::kMaxCacheLen));
+  STATICLM_ASSIGN_OR_RETURN(c.prefill_len, positive_int(file, key::kPrefillLen));
+  if (c.prefill_len > c.max_cache_len) {
+    return invalid_argument("metadata '", key::kPrefillLen, "' (", c.prefill_len, ") exceeds '", key::kMaxCacheLen,
+                            "' (", c.max_cache_len, ")");
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::string cache_dtype, enumerated(file, key::kCacheDtype));
+  c.cache_dtype = cache_dtype == "f16" ? DType::kF16 : DType::kF32;
+  STATICLM_ASSIGN_OR_RETURN(std::string kv_update, enumerated(file, key::kKvUpdate));
+  c.kv_returned = kv_update == kKvUpdateReturned;
+  STATICLM_ASSIGN_OR_RETURN(std::string logits, enumerated(file, key::kLogits));
+  c.logits_last = logits == kLogitsLast;
+  return c;
+}
+
+std::vector<MetadataSpec> Config::to_metadata() const {
+  return {
+      {std::string(kContractKey), std::string(kName)},
+      {std::string(kContractVersionKey), kVersion},
+      {std::string(key::kVocabSize), vocab_size},
+      {std::string(key::kNumLayers), num_layers},
+      {std::string(key::kNumKvHeads), num_kv_heads},
+      {std::string(key::kHeadDim), head_dim},
+      {std::string(key::kMaxCacheLen), max_cache_len},
+      {std::string(key::kPrefillLen), prefill_len},
+      {std::string(key::kCacheDtype), std::string(dtype_name(cache_dtype))},
+      {std::string(key::kKvUpdate), std::string(kv_returned ? kKvUpdateReturned : kKvUpdateInPlace)},
+      {std::string(key::kLogits), std::string(logits_last ? kLogitsLast : kLogitsAll)},
+  };
+}
+
+int64_t chunk_length(const Config& config, std::string_view method) {
+  return method == kPrefill ? config.prefill_len : 1;
+}
+
+std::vector<TensorRule> expected_inputs(const Config& c, int64_t seq) {
+  std::vector<TensorRule> inputs;
+  inputs.push_back({std::string(kInputIds), DType::kI64, {1, seq}, false});
+  inputs.push_back({std::string(kCachePosition), DType::kI64, {seq}, false});
+  const Shape cache = {1, c.num_kv_heads, c.max_cache_len, c.head_dim};
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+    inputs.push_back({key_cache_name(layer), c.cache_dtype, cache, !c.kv_returned});
+    inputs.push_back({value_cache_name(layer), c.cache_dtype, cache, !c.kv_returned});
+  }
+  return inputs;
+}
+
+std::vector<TensorRule> expected_outputs(const Config& c, int64_t seq) {
+  std::vector<TensorRule> outputs;
+  outputs.push_back({std::string(kLogits), DType::kF32, {1, c.logits_last ? 1 : seq, c.vocab_size}, false});
+  if (c.kv_returned) {
+    const Shape rows = {1, c.num_kv_heads, seq, c.head_dim};
+    for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+      outputs.push_back({new_key_name(layer), c.cache_dtype, rows, false});
+      outputs.push_back({new_value_name(layer), c.cache_dtype, rows, false});
+    }
+  }
+  return outputs;
+}
+
+}  // namespace staticlm::hf_static_v1

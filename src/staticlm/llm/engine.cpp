@@ -1,0 +1,122 @@
+#include "staticlm/llm/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "staticlm/contracts/hf_static_v1_spec.h"
+#include "staticlm/format/metadata.h"
+#include "staticlm/llm/program_tokenizer.h"
+
+namespace staticlm {
+namespace {
+
+// The allocator the program's delegates read without a copy: the first delegate backend that
+// names one this build has.
+std::string preferred_allocator(const ProgramFile& file, const BackendRuntimeRegistry& backends,
+                                const AllocatorRegistry& allocators) {
+  if (const auto* delegates = file.program().delegates()) {
+    for (const fb::Delegate* delegate : *delegates) {
+      const BackendRuntime* backend = backends.find(delegate->backend_id()->string_view());
+      if (backend != nullptr && !backend->preferred_allocator().empty() &&
+          allocators.has(backend->preferred_allocator())) {
+        return std::string(backend->preferred_allocator());
+      }
+    }
+  }
+  return "heap";
+}
+
+}  // namespace
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::open(const std::string& path, const EngineOptions& options,
+                                             EngineRuntime runtime) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!runtime.kernels || !runtime.backends || !runtime.contracts || !runtime.allocators) {
+    return invalid_argument("Engine::open: the runtime needs kernels, backends, contracts and allocators");
+  }
+  std::unique_ptr<Engine> engine(new Engine());
+  engine->runtime_ = std::move(runtime);
+  const EngineRuntime& r = engine->runtime_;
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> opened, ProgramFile::open(path));
+  std::shared_ptr<const ProgramFile> file = std::move(opened);
+  STATICLM_ASSIGN_OR_RETURN(engine->contract_, r.contracts->select(*file));
+  // Contract mismatches are reported as such, before any kernel or delegate is prepared.
+  STATICLM_RETURN_IF_ERROR(engine->contract_->validate(*file));
+
+  engine->io_allocator_name_ =
+      options.io_allocator.empty() ? preferred_allocator(*file, *r.backends, *r.allocators) : options.io_allocator;
+  STATICLM_ASSIGN_OR_RETURN(engine->allocator_, r.allocators->create(engine->io_allocator_name_));
+  engine->strict_io_ = options.strict_io;
+
+  LoadOptions load;
+  load.kernels = r.kernels.get();
+  load.backends = r.backends.get();
+  load.num_threads = options.num_threads;
+  load.backend_options = options.backend_options;
+  STATICLM_ASSIGN_OR_RETURN(engine->program_, Program::from_file(file, std::move(load)));
+
+  auto tokenizer = load_program_tokenizer(*file);
+  if (tokenizer.ok()) {
+    engine->tokenizer_ = std::move(tokenizer).value();
+  } else if (tokenizer.status().code() == StatusCode::kNotFound) {
+    engine->tokenizer_status_ = tokenizer.status();  // only an error for callers that need text
+  } else {
+    return tokenizer.status();
+  }
+  engine->load_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return engine;
+}
+
+Result<const Tokenizer*> Engine::tokenizer() const {
+  if (!tokenizer_) {
+    return tokenizer_status_;
+  }
+  return tokenizer_.get();
+}
+
+Result<std::unique_ptr<LlmSession>> Engine::new_session() const {
+  return contract_->open(program_, SessionOptions{allocator_, strict_io_});
+}
+
+GenerationOptions Engine::default_generation() const {
+  GenerationOptions options;
+  if (auto eos = metadata_int_list(file(), hf_static_v1::key::kEosTokenIds); eos.ok()) {
+    for (int64_t id : *eos) {
+      options.eos_ids.push_back(static_cast<int32_t>(id));
+    }
+  }
+  if (tokenizer_) {
+    for (int32_t id : tokenizer_->eos_ids()) {
+      if (std::find(options.eos_ids.begin(), options.eos_ids.end(), id) == options.eos_ids.end()) {
+        options.eos_ids.push_back(id);
+      }
+    }
+  }
+  return options;
+}
+
+SamplingParams Engine::program_sampling_defaults() const {
+  namespace key = hf_static_v1::key;
+  SamplingParams params;
+  const ProgramFile& f = file();
+  const bool do_sample = metadata_bool(f, key::kGenerationDoSample).value_or(false);
+  if (!do_sample) {
+    return params;  // greedy, as transformers does without do_sample
+  }
+  params.temperature = metadata_float(f, key::kGenerationTemperature).value_or(1.0);
+  params.top_k = metadata_int(f, key::kGenerationTopK).value_or(0);
+  params.top_p = metadata_float(f, key::kGenerationTopP).value_or(1.0);
+  params.min_p = metadata_float(f, key::kGenerationMinP).value_or(0.0);
+  params.repetition_penalty = metadata_float(f, key::kGenerationRepetitionPenalty).value_or(1.0);
+  return params;
+}
+
+Result<GenerationResult> Engine::generate(LlmSession& session, std::string_view prompt,
+                                          const GenerationOptions& options, const TextCallback& on_text) const {
+  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());
+  return generate_text(session, *tokenizer, prompt, options, on_text);
+}
+
+}  // namespace staticlm

@@ -1,0 +1,89 @@
+// Engine: the facade every front end (the CLI, the Python module, the server) drives an exported
+// LLM program through, so none of them holds policy of its own. open() maps, validates and
+// prepares the program once (contract chosen from its metadata, delegates initialised with their
+// backends' runtime options, the tokenizer loaded, the I/O allocator chosen), then any number of
+// sessions run on it concurrently; generate() applies the program's end-of-sequence policy.
+//
+// Policy, in one place:
+// - I/O allocator: the one named in EngineOptions; else the preferred allocator of the first
+//   delegate backend of the program that names one this build has (rpcmem for qnn); else heap.
+// - End of sequence: every id in the program's eos_token_ids metadata, plus the tokenizer's.
+// - Sampling: SamplingParams' defaults (greedy) unless the caller sets them;
+//   program_sampling_defaults() reports what the checkpoint's generation_config recommends.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "staticlm/core/result.h"
+#include "staticlm/llm/allocator_registry.h"
+#include "staticlm/llm/contract.h"
+#include "staticlm/llm/generator.h"
+#include "staticlm/llm/tokenizer/tokenizer.h"
+#include "staticlm/options/option_value.h"
+#include "staticlm/runtime/program.h"
+
+namespace staticlm {
+
+// What this build can run with; builtin/ fills one for the front ends.
+struct EngineRuntime {
+  std::shared_ptr<const KernelRegistry> kernels;
+  std::shared_ptr<const BackendRuntimeRegistry> backends;
+  std::shared_ptr<const ContractRegistry> contracts;
+  std::shared_ptr<const AllocatorRegistry> allocators;
+};
+
+struct EngineOptions {
+  int num_threads = 0;       // worker threads, counting the caller's; 0 = all cores
+  std::string io_allocator;  // an AllocatorRegistry name; empty = the policy above
+  bool strict_io = false;    // a heap fallback is an error instead of a counted warning
+  // Runtime options by backend id (each backend's runtime option schema validates them).
+  std::map<std::string, OptionMap, std::less<>> backend_options;
+};
+
+class Engine {
+ public:
+  // Fails with the errors of ProgramFile::open, ContractRegistry::select, the contract's
+  // validate, Program::load and the tokenizer loader (each naming the file and what is wrong);
+  // with NotFound for an unknown io_allocator; InvalidArgument when a registry is missing.
+  static Result<std::unique_ptr<Engine>> open(const std::string& path, const EngineOptions& options,
+                                              EngineRuntime runtime);
+  ~Engine();
+
+  const ProgramFile& file() const { return program_->file(); }
+  const std::shared_ptr<const Program>& program() const { return program_; }
+  const LlmContract& contract() const { return *contract_; }
+  // The program's embedded tokenizer; NotFound (naming the file) when it embeds none.
+  Result<const Tokenizer*> tokenizer() const;
+  const std::string& io_allocator() const { return io_allocator_name_; }
+  double load_seconds() const { return load_seconds_; }
+
+  // A new session: its own caches and I/O buffers from the engine's allocator. Thread-safe.
+  Result<std::unique_ptr<LlmSession>> new_session() const;
+
+  // GenerationOptions with the program's end-of-sequence ids (see above) and greedy sampling.
+  GenerationOptions default_generation() const;
+  // What the checkpoint's generation_config.json recommends (generation.* metadata).
+  SamplingParams program_sampling_defaults() const;
+
+  // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text).
+  Result<GenerationResult> generate(LlmSession& session, std::string_view prompt, const GenerationOptions& options,
+                                    const TextCallback& on_text = {}) const;
+
+ private:
+  Engine() = default;
+
+  EngineRuntime runtime_;
+  std::shared_ptr<const Program> program_;
+  const LlmContract* contract_ = nullptr;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  Status tokenizer_status_;
+  std::shared_ptr<IOBufferAllocator> allocator_;
+  std::string io_allocator_name_;
+  bool strict_io_ = false;
+  double load_seconds_ = 0.0;
+};
+
+}  // namespace staticlm

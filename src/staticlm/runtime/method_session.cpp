@@ -1,0 +1,134 @@
+#include "staticlm/runtime/method_session.h"
+
+#include <string>
+
+#include "staticlm/runtime/prepared_method_step.h"
+
+namespace staticlm {
+namespace {
+
+std::string known_names(std::span<const IoTensorInfo> infos) {
+  std::vector<std::string> names;
+  for (const IoTensorInfo& info : infos) {
+    names.push_back("'" + info.name + "'");
+  }
+  return names.empty() ? "none" : join(names, ", ");
+}
+
+Status check_binding(const IoTensorInfo& info, std::string_view kind, DType dtype, const ExternalBuffer& buffer) {
+  if (dtype != info.dtype) {
+    return invalid_argument(kind, " '", info.name, "': expected dtype ", dtype_name(info.dtype), ", found ",
+                            dtype_name(dtype));
+  }
+  if (buffer.size != info.nbytes) {
+    return invalid_argument(kind, " '", info.name, "': expected ", info.nbytes, " bytes (", dtype_name(info.dtype),
+                            shape_string(info.shape), "), found ", buffer.size);
+  }
+  if (buffer.data == nullptr && buffer.size > 0) {
+    return invalid_argument(kind, " '", info.name, "': null data pointer");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+MethodSession::~MethodSession() = default;
+
+Status MethodSession::bind(bool input, std::string_view name, DType dtype, const ExternalBuffer& buffer) {
+  const PreparedMethod& m = *method_;
+  const std::string_view kind = input ? "input" : "output";
+  const int index = input ? m.input_index(name) : m.output_index(name);
+  if (index < 0) {
+    return not_found("method '", m.name(), "' has no ", kind, " '", name, "' (", kind,
+                     "s: ", known_names(input ? m.inputs() : m.outputs()), ")");
+  }
+  const auto i = static_cast<size_t>(index);
+  const IoTensorInfo& info = input ? m.inputs_[i] : m.outputs_[i];
+  STATICLM_RETURN_IF_ERROR(check_binding(info, kind, dtype, buffer));
+  std::vector<ExternalBuffer>& buffers = input ? input_buffers_ : output_buffers_;
+  buffers[i] = buffer;
+  values_[input ? m.input_values_[i] : m.output_values_[i]].set_data(buffer.data);
+  (input ? input_bound_ : output_bound_)[i] = true;
+  for (const PreparedMethod::IoUse& use : input ? m.input_uses_[i] : m.output_uses_[i]) {
+    DelegateBufferBinding binding{use.role, use.position, info.name, TensorSpec{info.dtype, info.shape}, &buffers[i]};
+    Status bound = delegates_[use.step]->bind_buffer(binding);
+    if (!bound.ok()) {
+      return bound.with_context(
+          str_cat("method '", m.name(), "' ", m.steps_[use.step].label, " binding ", kind, " '", info.name, "'"));
+    }
+  }
+  return ok_status();
+}
+
+Status MethodSession::bind_input(std::string_view name, DType dtype, const ExternalBuffer& buffer) {
+  return bind(true, name, dtype, buffer);
+}
+Status MethodSession::bind_output(std::string_view name, DType dtype, const ExternalBuffer& buffer) {
+  return bind(false, name, dtype, buffer);
+}
+Status MethodSession::bind_input(std::string_view name, DType dtype, void* data, uint64_t nbytes) {
+  return bind(true, name, dtype, ExternalBuffer::host(data, nbytes));
+}
+Status MethodSession::bind_output(std::string_view name, DType dtype, void* data, uint64_t nbytes) {
+  return bind(false, name, dtype, ExternalBuffer::host(data, nbytes));
+}
+Status MethodSession::bind_input(std::string_view name, Tensor& tensor) {
+  return bind_input(name, tensor.dtype(), tensor.bytes().data(), tensor.nbytes());
+}
+Status MethodSession::bind_output(std::string_view name, Tensor& tensor) {
+  return bind_output(name, tensor.dtype(), tensor.bytes().data(), tensor.nbytes());
+}
+
+Status MethodSession::execute() {
+  const PreparedMethod& m = *method_;
+  for (size_t i = 0; i < input_bound_.size(); ++i) {
+    if (!input_bound_[i]) {
+      return failed_precondition("method '", m.name(), "': input '", m.inputs_[i].name, "' is not bound");
+    }
+  }
+  for (size_t i = 0; i < output_bound_.size(); ++i) {
+    if (!output_bound_[i]) {
+      return failed_precondition("method '", m.name(), "': output '", m.outputs_[i].name, "' is not bound");
+    }
+  }
+  return run(KernelContext{pool_});
+}
+
+Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                                   const KernelContext& context) {
+  const PreparedMethod& m = *method_;
+  if (inputs.size() != m.input_values_.size() || outputs.size() != m.output_values_.size()) {
+    return internal_error(m.label_, ": called with ", inputs.size(), " inputs and ", outputs.size(),
+                          " outputs, it has ", m.input_values_.size(), " and ", m.output_values_.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    values_[m.input_values_[i]].set_data(inputs[i].raw());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    values_[m.output_values_[i]].set_data(outputs[i].raw());
+  }
+  return run(context);
+}
+
+Status MethodSession::run(const KernelContext& context) {
+  const PreparedMethod& m = *method_;
+  for (size_t s = 0; s < m.steps_.size(); ++s) {
+    const PreparedMethod::Step& step = m.steps_[s];
+    std::vector<TensorView>& inputs = step_inputs_[s];
+    std::vector<TensorView>& outputs = step_outputs_[s];
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      inputs[i] = step.inputs[i] < 0 ? TensorView() : values_[static_cast<size_t>(step.inputs[i])];
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      outputs[i] = values_[step.outputs[i]];
+    }
+    Status status =
+        step.kernel ? step.kernel->execute(inputs, outputs, context) : delegates_[s]->execute(inputs, outputs, context);
+    if (!status.ok()) {
+      return status.with_context(str_cat(m.label_, " ", step.label));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace staticlm

@@ -1,0 +1,80 @@
+#include "staticlm/tools/engine_flags.h"
+
+#include "staticlm/builtin/builtin_runtime.h"
+
+namespace staticlm::cli {
+namespace {
+
+// "cpu.isa=avx2" -> {"cpu", "isa=avx2"}.
+Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(const std::vector<std::string>& given) {
+  std::map<std::string, std::vector<std::string>, std::less<>> by_backend;
+  for (const std::string& entry : given) {
+    const size_t dot = entry.find('.');
+    const size_t equals = entry.find('=');
+    if (dot == std::string::npos || dot == 0 || equals == std::string::npos || equals < dot) {
+      return invalid_argument("--runtime-option '", entry, "': expected BACKEND.KEY=VALUE (e.g. cpu.isa=avx2)");
+    }
+    by_backend[entry.substr(0, dot)].push_back(entry.substr(dot + 1));
+  }
+  std::map<std::string, OptionMap, std::less<>> out;
+  for (const auto& [backend, assignments] : by_backend) {
+    STATICLM_ASSIGN_OR_RETURN(OptionMap options, parse_option_assignments(assignments, "--runtime-option"));
+    out.emplace(backend, std::move(options));
+  }
+  return out;
+}
+
+constexpr std::pair<std::string_view, std::string_view> kEngineFlags[] = {
+    {"io_allocator", "--io-allocator"}, {"num_threads", "--threads"}, {"max_new_tokens", "-n"}};
+
+}  // namespace
+
+void add_engine_flags(CLI::App& app, EngineArgs& args) {
+  app.add_option("--io-allocator", args.io_allocator,
+                 "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
+  app.add_flag("--strict-io", args.strict_io, "Fail instead of falling back to the heap");
+  app.add_option("--threads", args.num_threads, "Worker threads (0 = all cores)");
+  app.add_option("--runtime-option", args.runtime_options,
+                 "Backend runtime option BACKEND.KEY=VALUE, e.g. cpu.isa=avx2 (repeatable; see `staticlm backends`)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
+  EngineOptions options;
+  options.io_allocator = args.io_allocator;
+  options.strict_io = args.strict_io;
+  options.num_threads = args.num_threads;
+  STATICLM_ASSIGN_OR_RETURN(options.backend_options, parse_runtime_options(args.runtime_options));
+  STATICLM_ASSIGN_OR_RETURN(EngineRuntime runtime, builtin_engine_runtime());
+  auto engine = Engine::open(args.path, options, std::move(runtime));
+  if (!engine.ok()) {
+    return with_flag_names(engine.status(), kEngineFlags);
+  }
+  return engine;
+}
+
+Status with_flag_names(const Status& status, std::span<const std::pair<std::string_view, std::string_view>> flags) {
+  std::string message = status.message();
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (const auto& [parameter, flag] : flags) {
+    const std::string note = str_cat(" (", flag, ")");
+    for (size_t at = message.find(parameter); at != std::string::npos; at = message.find(parameter, at + 1)) {
+      size_t end = at + parameter.size();
+      const bool starts_word = at == 0 || !is_word(message[at - 1]);
+      if (!starts_word || (end < message.size() && is_word(message[end]))) {
+        continue;
+      }
+      if (end < message.size() && message[end] == '\'') {
+        ++end;  // after the closing quote of 'parameter'
+      }
+      if (message.compare(end, note.size(), note) != 0) {
+        message.insert(end, note);
+      }
+      at = end;
+    }
+  }
+  return Status(status.code(), std::move(message));
+}
+
+}  // namespace staticlm::cli

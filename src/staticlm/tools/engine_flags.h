@@ -1,0 +1,36 @@
+// The flags every command that runs a program shares (--io-allocator, --strict-io, --threads,
+// --runtime-option BACKEND.KEY=VALUE), turned into EngineOptions and an Engine over this build's
+// registries (builtin/). The CLI holds no policy: the Engine chooses contracts, allocators and
+// end-of-sequence ids. It adds its flag names to library messages that name a parameter.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "staticlm/core/result.h"
+#include "staticlm/llm/engine.h"
+
+namespace staticlm::cli {
+
+struct EngineArgs {
+  std::string path;
+  std::string io_allocator;
+  bool strict_io = false;
+  int num_threads = 0;
+  std::vector<std::string> runtime_options;  // BACKEND.KEY=VALUE
+};
+
+void add_engine_flags(CLI::App& app, EngineArgs& args);
+
+// Parses the runtime options and opens the program (Engine::open).
+Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args);
+
+// `status` with each parameter name it quotes followed by the CLI flag that sets it:
+// "option 'prefill_len' (--prefill-len)".
+Status with_flag_names(const Status& status, std::span<const std::pair<std::string_view, std::string_view>> flags);
+
+}  // namespace staticlm::cli

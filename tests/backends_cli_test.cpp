@@ -1,0 +1,128 @@
+// The backend commands as a user runs them: `staticlm backends` shows every backend's export and
+// runtime options, `export --backend cpu` and `inspect` show the placement, refusals (QNN without
+// its SDK, a misspelled option, --no-fallback) are one clear line.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "staticlm/exporter/hf_static_export.h"
+
+#include "export_helpers.h"
+#include "fixture_reference.h"
+
+namespace staticlm {
+namespace {
+
+using testing::small_options;
+using testing::temp_path;
+
+OptionMap texts(std::initializer_list<std::pair<std::string, std::string>> entries) {
+  OptionMap map;
+  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value));
+  return map;
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs the CLI without any QNN SDK in its environment, whatever the caller's is.
+CommandResult run_cli(const std::string& args) {
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string out_path = temp_path("backends_cli_stdout_" + test + ".txt");
+  const std::string err_path = temp_path("backends_cli_stderr_" + test + ".txt");
+  const std::string command = "env -u QNN_SDK_ROOT -u QNN_SDK_VERSION " + std::string(STATICLM_CLI) + " " + args +
+                              " >" + out_path + " 2>" + err_path;
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_all(out_path);
+  result.err = read_all(err_path);
+  return result;
+}
+
+void expect_contains(const std::string& text, std::string_view expected) {
+  EXPECT_NE(text.find(expected), std::string::npos) << "missing '" << expected << "' in:\n" << text;
+}
+
+TEST(BackendsCli, ListsEveryBackendAndItsSchema) {
+  CommandResult all = run_cli("backends");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  expect_contains(all.out, "backends: cpu, qnn");
+  expect_contains(all.out, "    skip_node_op_set  string set  default {}  route partitioner");
+  CommandResult qnn = run_cli("backends qnn");
+  ASSERT_EQ(qnn.exit_code, 0) << qnn.err;
+  EXPECT_EQ(qnn.out.find("cpu:"), std::string::npos);
+  expect_contains(qnn.out, "    soc_model  enum  required  route common");
+  expect_contains(qnn.out, "SM8850 (HTP v81, 8 MB VTCM, LPAI v6)");
+  expect_contains(qnn.out, "    use_fp16  bool  default true  route htp  for backend=htp");
+  expect_contains(qnn.out,
+                  "    fps  int  default 1  range [1, 1000]  route lpai  for backend=lpai  needs SDK >= 2.39.0");
+  expect_contains(qnn.out, "conflicts with use_multi_contexts");
+  expect_contains(qnn.out, "sdk: QNN SDK version unknown");
+  CommandResult unknown = run_cli("backends qnnn");
+  EXPECT_NE(unknown.exit_code, 0);
+  expect_contains(unknown.err, "unknown backend 'qnnn' (did you mean 'qnn'?)");
+}
+
+TEST(BackendsCli, ExportsForCpuAndInspectShowsThePlacement) {
+  const std::string path = temp_path("cli_cpu.slm");
+  const std::string options = temp_path("cli_cpu_options.json");
+  std::ofstream(options) << R"({"skip_node_op_set": ["rope"]})";
+  CommandResult exported = run_cli("export " + testing::fixture_dir("qwen3") + " -o " + path +
+                                   " --prefill-len 8 --max-cache-len 64 --backend cpu --options " + options +
+                                   " --option skip_node_id_set=prefill:0");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  expect_contains(exported.out, "placement: prefill: ");
+  expect_contains(exported.out,
+                  "cpu settings: skip_node_id_set={prefill:0} (given), skip_node_op_set={rope} (given), "
+                  "skip_mutable_buffer=false");
+  CommandResult inspected = run_cli("inspect " + path);
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  expect_contains(inspected.out, "placement (backend cpu):");
+  expect_contains(inspected.out, "node 0 (embedding): skip_node_id_set has 'prefill:0'");
+  expect_contains(inspected.out, "(rope): skip_node_op_set has 'rope'");
+  expect_contains(inspected.out, "skip_node_op_set=[\"rope\"] (given)");
+  CommandResult as_json = run_cli("inspect --json " + path);
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  nlohmann::json doc = nlohmann::json::parse(as_json.out);
+  EXPECT_EQ(doc["placement"]["backend"], "cpu");
+  EXPECT_EQ(doc["delegates"][0]["settings"]["backend"], "cpu");
+  EXPECT_FALSE(doc["metadata"].contains("placement"));
+}
+
+TEST(BackendsCli, RefusalsAreOneLineAndNameTheProblem) {
+  const std::string dir = testing::fixture_dir("llama");
+  const std::string out = " -o " + temp_path("cli_refused.slm") + " --prefill-len 8 --max-cache-len 64";
+  CommandResult qnn = run_cli("export " + dir + out + " --backend qnn --option soc_model=SM8650");
+  EXPECT_NE(qnn.exit_code, 0);
+  expect_contains(qnn.err, "QNN SDK not found");
+  CommandResult typo =
+      run_cli("export " + dir + out + " --backend qnn --option soc_model=SM8650 --option use_fp61=true");
+  expect_contains(typo.err, "unknown option 'use_fp61' for backend 'qnn' (did you mean 'use_fp16'?)");
+  CommandResult fallback =
+      run_cli("export " + dir + out + " --backend cpu --option skip_node_op_set=rope --no-fallback");
+  EXPECT_NE(fallback.exit_code, 0);
+  expect_contains(fallback.err, "stay on the portable kernels: method 'prefill' node ");
+  HfStaticExportOptions no_backend = small_options();
+  no_backend.backend_options = texts({{"soc_model", "SM8650"}});
+  Status library = export_hf_static(dir, temp_path("no_backend.slm"), no_backend).status();
+  expect_contains(library.message(), "backend options and no-fallback need a backend");
+  CommandResult orphan = run_cli("export " + dir + out + " --option soc_model=SM8650");
+  expect_contains(orphan.err, "need --backend NAME");
+  for (const CommandResult* result : {&qnn, &typo, &fallback, &orphan}) {
+    EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
+  }
+}
+
+}  // namespace
+}  // namespace staticlm

@@ -1,0 +1,396 @@
+// Delegated export end to end: every fixture family exported with `--backend cpu` gives the
+// undelegated program's logits (and the PyTorch reference's); a backend whose delegate produces
+// its outputs in reversed internal order still binds them to the right program values; corrupt
+// blobs and output maps are refused at load; random skip sets over a block with an in-place
+// cache keep results exact; a delegate may write only writable inputs.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "staticlm/backends/cpu/export/cpu_backend.h"
+#include "staticlm/backends/cpu/runtime/cpu_runtime.h"
+#include "staticlm/exporter/hf_static_export.h"
+#include "staticlm/format/metadata.h"
+#include "staticlm/format/program_writer.h"
+#include "staticlm/llm/contract.h"
+#include "staticlm/partition/partitioner.h"
+#include "staticlm/runtime/program.h"
+
+#include "example_program.h"
+#include "export_helpers.h"
+#include "fixture_reference.h"
+#include "session_helper.h"
+
+namespace staticlm {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::path(::testing::TempDir()) / name).string();
+}
+
+// The logits of every prompt token: the first 12 through prefill (a full chunk of 8 and a
+// partial one), the rest through decode.
+std::vector<float> run_prompt(const std::string& path, const std::vector<int32_t>& tokens,
+                              std::shared_ptr<const BackendRuntime> extra = nullptr) {
+  std::vector<std::shared_ptr<const BackendRuntime>> extras;
+  if (extra) extras.push_back(std::move(extra));
+  auto opened = testing::open_test_session(path, {}, std::make_shared<testing::TestRuntimes>(std::move(extras)));
+  EXPECT_TRUE(opened.ok()) << opened.status().to_string();
+  if (!opened.ok()) return {};
+  return testing::feed_prompt(*opened->session, tokens, std::min<size_t>(12, tokens.size()));
+}
+
+void expect_near(std::span<const float> actual, std::span<const float> expected, double relative,
+                 const std::string& what) {
+  testing::expect_logits_near(actual, expected, relative, what);
+}
+
+HfStaticExportOptions small_options(KvUpdateForm kv_update = KvUpdateForm::kInPlace) {
+  HfStaticExportOptions options;
+  options.prefill_len = 8;
+  options.max_cache_len = 64;
+  options.kv_update = kv_update;
+  return options;
+}
+
+std::shared_ptr<CpuBackend> cpu_backend() {
+  auto backend = CpuBackend::create();
+  EXPECT_TRUE(backend.ok());
+  return *backend;
+}
+
+OptionMap texts(std::initializer_list<std::pair<std::string, std::string>> entries) {
+  OptionMap map;
+  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value));
+  return map;
+}
+
+struct FamilyCase {
+  std::string family;
+  KvUpdateForm kv_update;
+};
+
+class CpuConformanceTest : public ::testing::TestWithParam<FamilyCase> {};
+
+TEST_P(CpuConformanceTest, DelegatedLogitsEqualTheUndelegatedProgramAndPyTorch) {
+  const FamilyCase& param = GetParam();
+  testing::FixtureReference ref = testing::load_fixture_reference(param.family);
+  ASSERT_FALSE(ref.logits.empty()) << ref.dir;
+  const std::string name = param.family + (param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
+  const std::string plain = temp_path(name + "_plain.slm");
+  const std::string delegated = temp_path(name + "_cpu.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, plain, small_options(param.kv_update)).ok());
+  auto backend = cpu_backend();
+  HfStaticExportOptions options = small_options(param.kv_update);
+  options.backend = backend.get();
+  options.no_fallback = true;
+  auto summary = export_hf_static(ref.dir, delegated, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+  EXPECT_EQ(summary->placement.delegated_nodes(), summary->placement.total_nodes());
+
+  const std::vector<float> expected = run_prompt(plain, ref.prompt_tokens);
+  const std::vector<float> actual = run_prompt(delegated, ref.prompt_tokens);
+  expect_near(actual, expected, 1e-6, name + " cpu vs undelegated");
+  expect_near(actual, ref.logits, 1e-4, name + " cpu vs PyTorch");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, CpuConformanceTest,
+    ::testing::Values(FamilyCase{"llama", KvUpdateForm::kInPlace}, FamilyCase{"llama", KvUpdateForm::kReturned},
+                      FamilyCase{"llama3", KvUpdateForm::kInPlace}, FamilyCase{"llama_sharded", KvUpdateForm::kInPlace},
+                      FamilyCase{"qwen2", KvUpdateForm::kInPlace}, FamilyCase{"mistral", KvUpdateForm::kReturned},
+                      FamilyCase{"qwen3", KvUpdateForm::kInPlace}),
+    [](const auto& test_info) {
+      return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
+    });
+
+TEST(CpuConformance, AFullyDelegatedMethodIsOneCallOverItsBoundary) {
+  testing::FixtureReference ref = testing::load_fixture_reference("qwen2");
+  auto backend = cpu_backend();
+  HfStaticExportOptions options = small_options();
+  options.backend = backend.get();
+  const std::string path = temp_path("qwen2_one_call.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
+  auto file = ProgramFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  const fb::Program& program = (*file)->program();
+  ASSERT_EQ(program.delegates()->size(), 2u);  // one per method
+  for (const fb::Method* method : *program.methods()) {
+    ASSERT_EQ(method->instructions()->size(), 1u) << method->name()->str();
+    EXPECT_NE(method->instructions()->Get(0)->instruction_as_DelegateCall(), nullptr);
+    // Intermediates belong to the delegate: the method keeps only inputs, constants, outputs.
+    EXPECT_EQ(method->memory_plan()->arena_size(), 0u);
+    for (const fb::Value* value : *method->values()) {
+      EXPECT_NE(value->storage(), fb::StorageKind::Arena);
+    }
+  }
+  auto placement = metadata_string(**file, "placement");
+  ASSERT_TRUE(placement.ok());
+  nlohmann::json report = nlohmann::json::parse(*placement);
+  EXPECT_EQ(report["backend"], "cpu");
+  EXPECT_EQ(report["methods"][0]["nodes"][0]["on"], "cpu");
+}
+
+TEST(CpuConformance, SkipSetsSplitTheGraphAndStillMatch) {
+  testing::FixtureReference ref = testing::load_fixture_reference("llama3");
+  const std::string plain = temp_path("llama3_skip_plain.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, plain, small_options()).ok());
+  auto backend = cpu_backend();
+  HfStaticExportOptions options = small_options();
+  options.backend = backend.get();
+  options.backend_options = texts({{"skip_node_op_set", "rope,attention"}, {"skip_node_id_set", "decode:0"}});
+  const std::string split = temp_path("llama3_skip_cpu.slm");
+  auto summary = export_hf_static(ref.dir, split, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+  const PlacementReport& placement = summary->placement;
+  EXPECT_GT(placement.methods[0].delegates.size(), 2u);
+  EXPECT_EQ(placement.methods[1].nodes[0].reason, "skip_node_id_set has 'decode:0'");
+  for (const MethodPlacement& method : placement.methods) {
+    for (const NodePlacement& node : method.nodes) {
+      if (node.op == "rope" || node.op == "attention") {
+        EXPECT_EQ(node.delegate, -1) << node.node;
+      }
+    }
+  }
+  expect_near(run_prompt(split, ref.prompt_tokens), run_prompt(plain, ref.prompt_tokens), 1e-6, "split vs plain");
+}
+
+// A backend that runs cpu blobs but produces its outputs in reversed internal order, recording
+// that in output_order, so the runtime must bind by the map to get the outputs right.
+class ReversedCpuBackend final : public Backend {
+ public:
+  ReversedCpuBackend() {
+    schema_.backend_id = "cpu_reversed";
+    schema_.options = partitioner_option_specs();
+  }
+  std::string_view id() const override { return "cpu_reversed"; }
+  std::string_view summary() const override { return "cpu blobs, outputs reversed"; }
+  const OptionSchema& option_schema() const override { return schema_; }
+  NodeSupport supports(const Graph&, size_t, const ResolvedOptions&) const override { return NodeSupport::yes(); }
+  Result<DelegatePayload> preprocess(const PartitionSubgraph& partition, const ResolvedOptions&) const override {
+    std::vector<uint32_t> reversed;
+    for (size_t i = partition.graph->outputs().size(); i > 0; --i) reversed.push_back(static_cast<uint32_t>(i - 1));
+    return lower_cpu_partition(partition, reversed);
+  }
+  // Its run side: the cpu runtime under this backend's id.
+  static std::shared_ptr<const BackendRuntime> runtime() { return *CpuBackendRuntime::create("cpu_reversed"); }
+
+ private:
+  OptionSchema schema_;
+};
+
+TEST(DelegateOutputOrder, ReversedInternalOrderStillBindsProgramOutputs) {
+  testing::FixtureReference ref = testing::load_fixture_reference("llama");
+  const std::string plain = temp_path("llama_order_plain.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, plain, small_options(KvUpdateForm::kReturned)).ok());
+  ReversedCpuBackend backend;
+  HfStaticExportOptions options = small_options(KvUpdateForm::kReturned);
+  options.backend = &backend;
+  const std::string reversed = temp_path("llama_order_reversed.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, reversed, options).ok());
+
+  auto file = ProgramFile::open(reversed);
+  ASSERT_TRUE(file.ok());
+  const fb::Delegate* delegate = (*file)->program().delegates()->Get(0);
+  ASSERT_EQ(delegate->output_order()->size(), 5u);  // logits + two caches per layer
+  EXPECT_EQ(delegate->output_order()->Get(0), 4u);
+  EXPECT_EQ(delegate->output_order()->Get(4), 0u);
+
+  expect_near(run_prompt(reversed, ref.prompt_tokens, ReversedCpuBackend::runtime()),
+              run_prompt(plain, ref.prompt_tokens), 0.0, "reversed internal order");
+}
+
+Result<HfStaticBuild> build_cpu(const std::string& family, KvUpdateForm kv_update, const Backend& backend) {
+  HfStaticExportOptions options = small_options(kv_update);
+  options.backend = &backend;
+  return build_hf_static(testing::fixture_dir(family), options);
+}
+
+Status load_program(const std::string& path, std::shared_ptr<const BackendRuntime> extra = nullptr) {
+  std::vector<std::shared_ptr<const BackendRuntime>> extras;
+  if (extra) extras.push_back(std::move(extra));
+  testing::TestRuntimes runtimes(std::move(extras));
+  STATICLM_RETURN_IF_ERROR(runtimes.status);
+  return Program::load(path, runtimes.load_options()).status();
+}
+
+TEST(DelegateOutputOrder, ACorruptedMapIsRefusedAtLoad) {
+  ReversedCpuBackend backend;
+  auto build = build_cpu("llama", KvUpdateForm::kReturned, backend);
+  ASSERT_TRUE(build.ok()) << build.status().to_string();
+  // A valid permutation that binds the logits to a new-key output: the runtime's dtype / size check.
+  std::vector<uint32_t>& order = build->spec.delegates[0].output_order;
+  std::reverse(order.begin(), order.end());
+  const std::string swapped = temp_path("order_swapped.slm");
+  ASSERT_TRUE(write_program(build->spec, swapped).ok());
+  Status refused = load_program(swapped, ReversedCpuBackend::runtime());
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("delegate output 0 is f32[1,8,320] but is bound to value"), std::string::npos)
+      << refused.message();
+
+  // Out of range and repeated entries: the file reader refuses them before any runtime sees
+  // them. The writer would not write them, so patch a distinctive valid map in the bytes.
+  std::iota(order.begin(), order.end(), 0u);
+  std::reverse(order.begin(), order.end());  // back to 4 3 2 1 0
+  std::vector<uint32_t>& decode_order = build->spec.delegates[1].output_order;
+  std::iota(decode_order.begin(), decode_order.end(), 0u);  // so the pattern below is unique
+  const std::string good = temp_path("order_good.slm");
+  ASSERT_TRUE(write_program(build->spec, good).ok());
+  std::ifstream in(good, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const uint32_t pattern[] = {5, 4, 3, 2, 1, 0};  // length, then the entries
+  const auto* first = reinterpret_cast<const uint8_t*>(pattern);
+  auto at = std::search(bytes.begin(), bytes.end(), first, first + sizeof(pattern));
+  ASSERT_NE(at, bytes.end());
+  ASSERT_EQ(std::search(at + 1, bytes.end(), first, first + sizeof(pattern)), bytes.end()) << "ambiguous";
+  const size_t entry0 = static_cast<size_t>(at - bytes.begin()) + 4;
+  for (const auto& [value, what] :
+       std::vector<std::pair<uint32_t, std::string>>{{7, "out of range"}, {3, "duplicate"}}) {
+    std::vector<uint8_t> patched = bytes;
+    std::memcpy(patched.data() + entry0, &value, 4);
+    auto opened = ProgramFile::from_bytes(patched, what);
+    ASSERT_FALSE(opened.ok()) << what;
+    EXPECT_NE(opened.status().message().find("delegate 0: output_order is not a permutation of [0, 5) (entry "),
+              std::string::npos)
+        << opened.status().message();
+  }
+}
+
+TEST(CpuConformance, ACorruptedBlobIsRefusedAtLoad) {
+  auto backend = cpu_backend();
+  auto build = build_cpu("llama", KvUpdateForm::kInPlace, *backend);
+  ASSERT_TRUE(build.ok()) << build.status().to_string();
+  const std::shared_ptr<ByteSource> original = build->spec.delegates[0].blob;
+  std::vector<uint8_t> blob(original->size_bytes());
+  ASSERT_TRUE(original->read(blob).ok());
+  const std::vector<std::pair<std::vector<uint8_t>, std::string>> cases = {
+      {std::vector<uint8_t>(blob.begin(), blob.begin() + static_cast<std::ptrdiff_t>(blob.size() / 2)),
+       "corrupt method blob"},
+      {std::vector<uint8_t>(256, 0x42), "not a method blob"},
+      {{}, "not a method blob"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    build->spec.delegates[0].blob = make_owned_source(cases[i].first);
+    const std::string path = temp_path("corrupt_blob_" + std::to_string(i) + ".slm");
+    ASSERT_TRUE(write_program(build->spec, path).ok());
+    Status refused = load_program(path);
+    EXPECT_FALSE(refused.ok()) << i;
+    EXPECT_NE(refused.message().find(cases[i].second), std::string::npos) << refused.message();
+    EXPECT_NE(refused.message().find("method 'prefill' instruction 0 (delegate 0, backend 'cpu')"), std::string::npos)
+        << refused.message();
+  }
+}
+
+// The example attention block (an in-place cache updated by one node and read by another)
+// with random nodes kept off the cpu backend: every split must compute exactly what the
+// undelegated program does, cache included.
+struct BlockRun {
+  std::vector<float> logits;
+  std::vector<float> cache;
+};
+
+Result<BlockRun> run_block(const ProgramSpec& spec, const std::string& path) {
+  STATICLM_RETURN_IF_ERROR(write_program(spec, path).status());
+  testing::TestRuntimes runtimes;
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::load(path, runtimes.load_options()));
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<MethodSession> method, program->new_session("forward"));
+  using W = testing::ExampleWeights;
+  BlockRun run;
+  run.cache.assign(W::kKvHeads * W::kCacheLen * W::kHeadDim, 0.0f);
+  run.logits.assign(W::kSeq * W::kVocab, 0.0f);
+  std::vector<int32_t> tokens = {3, 1, 4, 1};
+  std::vector<int32_t> positions = {0, 1, 2, 3};
+  STATICLM_RETURN_IF_ERROR(method->bind_input("tokens", DType::kI32, tokens.data(), tokens.size() * 4));
+  STATICLM_RETURN_IF_ERROR(method->bind_input("positions", DType::kI32, positions.data(), positions.size() * 4));
+  STATICLM_RETURN_IF_ERROR(method->bind_input("cache", DType::kF32, run.cache.data(), run.cache.size() * 4));
+  STATICLM_RETURN_IF_ERROR(method->bind_output("logits", DType::kF32, run.logits.data(), run.logits.size() * 4));
+  STATICLM_RETURN_IF_ERROR(method->execute());
+  tokens = {5, 9, 2, 6};
+  positions = {4, 5, 6, 7};
+  STATICLM_RETURN_IF_ERROR(method->execute());
+  return run;
+}
+
+TEST(CpuConformance, RandomSkipSetsOverAnInPlaceCacheBlockStayExact) {
+  const testing::ExampleWeights weights = testing::ExampleWeights::random(5);
+  auto reference_graph = testing::build_example_graph(weights);
+  ASSERT_TRUE(reference_graph.ok());
+  const std::vector<MethodGraph> plain_methods = {{"forward", reference_graph->get()}};
+  auto plain_spec = lower_to_program(plain_methods, LowerOptions{});
+  ASSERT_TRUE(plain_spec.ok());
+  auto expected = run_block(*plain_spec, temp_path("block_plain.slm"));
+  ASSERT_TRUE(expected.ok()) << expected.status().to_string();
+
+  auto backend = cpu_backend();
+  std::mt19937 rng(3);
+  const size_t num_nodes = (*reference_graph)->nodes().size();
+  for (int trial = 0; trial < 24; ++trial) {
+    std::vector<std::string> skipped;
+    for (size_t n = 0; n < num_nodes; ++n) {
+      if (rng() % 3 == 0) skipped.push_back(std::to_string(n));
+    }
+    auto graph = testing::build_example_graph(weights);
+    ASSERT_TRUE(graph.ok());
+    OptionMap options;
+    if (!skipped.empty()) options.emplace("skip_node_id_set", RawOptionValue::text(join(skipped, ",")));
+    auto partitioner = Partitioner::from_options(*backend, options);
+    ASSERT_TRUE(partitioner.ok()) << partitioner.status().to_string();
+    const std::vector<PartitionMethod> methods = {{"forward", graph->get()}};
+    auto partitioned = partitioner->run(methods, LowerOptions{});
+    ASSERT_TRUE(partitioned.ok()) << "skip " << join(skipped, ",") << ": " << partitioned.status().to_string();
+    auto actual = run_block(partitioned->spec, temp_path("block_split.slm"));
+    ASSERT_TRUE(actual.ok()) << "skip " << join(skipped, ",") << ": " << actual.status().to_string();
+    EXPECT_EQ(actual->logits, expected->logits) << "skip " << join(skipped, ",");
+    EXPECT_EQ(actual->cache, expected->cache) << "skip " << join(skipped, ",");
+  }
+}
+
+Status load_forward(const ProgramSpec& spec, const std::string& path) {
+  STATICLM_RETURN_IF_ERROR(write_program(spec, path).status());
+  return load_program(path);
+}
+
+TEST(CpuConformance, ADelegateMayUpdateOnlyWritableInputs) {
+  auto graph = testing::build_example_graph(testing::ExampleWeights::random(9));
+  ASSERT_TRUE(graph.ok());
+  auto backend = cpu_backend();
+  auto partitioner = Partitioner::from_options(*backend, {});
+  ASSERT_TRUE(partitioner.ok());
+  const std::vector<PartitionMethod> methods = {{"forward", graph->get()}};
+  auto partitioned = partitioner->run(methods, LowerOptions{});
+  ASSERT_TRUE(partitioned.ok()) << partitioned.status().to_string();
+  ProgramSpec& spec = partitioned->spec;
+  MethodSpec& method = spec.methods[0];
+  ASSERT_TRUE(method.inputs[2].is_mutable);  // the cache, which the delegate updates in place
+  ASSERT_TRUE(load_forward(spec, temp_path("writable_ok.slm")).ok());
+
+  ProgramSpec not_mutable = spec;
+  not_mutable.methods[0].inputs[2].is_mutable = false;
+  Status refused = load_forward(not_mutable, temp_path("writable_not_mutable.slm"));
+  EXPECT_NE(refused.message().find("which is an input not marked mutable"), std::string::npos) << refused.message();
+
+  // The same call reading a constant in the cache's place: writing it would hit read-only memory.
+  ProgramSpec constant = spec;
+  const uint32_t cache_value = method.inputs[2].value;
+  const ValueSpec& cache = method.values[cache_value];
+  auto bytes = tensor_bytes(cache.dtype, cache.shape);
+  constant.constants.push_back(
+      {"fake_cache", cache.dtype, cache.shape, make_owned_source(std::vector<uint8_t>(*bytes))});
+  constant.methods[0].values.push_back(
+      {cache.dtype, cache.shape, ValueStorage::kConstant, static_cast<uint64_t>(constant.constants.size() - 1), {}});
+  auto& call = std::get<DelegateCallSpec>(constant.methods[0].instructions[0]);
+  std::replace(call.inputs.begin(), call.inputs.end(), cache_value,
+               static_cast<uint32_t>(constant.methods[0].values.size() - 1));
+  refused = load_forward(constant, temp_path("writable_constant.slm"));
+  EXPECT_NE(refused.message().find("which is a constant"), std::string::npos) << refused.message();
+}
+
+}  // namespace
+}  // namespace staticlm
