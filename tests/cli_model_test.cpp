@@ -87,6 +87,18 @@ TEST_F(CliModelTest, RunErrorsAreOneLine) {
   auto too_long = run_cli("run " + program_ + " -p hi -n 100");
   EXPECT_NE(too_long.exit_code, 0);
   EXPECT_NE(too_long.err.find("but the program's cache holds 64"), std::string::npos) << too_long.err;
+  // The library names the parameter; the CLI adds the flag that sets it.
+  EXPECT_NE(too_long.err.find("lower max_new_tokens (-n)"), std::string::npos) << too_long.err;
+
+  auto malformed = run_cli("run " + program_ + " -p hi --runtime-option isa=avx2");
+  EXPECT_NE(malformed.exit_code, 0);
+  EXPECT_NE(malformed.err.find("--runtime-option 'isa=avx2': expected BACKEND.KEY=VALUE"), std::string::npos)
+      << malformed.err;
+  auto no_such_delegate = run_cli("run " + program_ + " -p hi --runtime-option cpu.isa=avx2");
+  EXPECT_NE(no_such_delegate.exit_code, 0);
+  EXPECT_NE(no_such_delegate.err.find("runtime options are given for backend 'cpu', but no delegate"),
+            std::string::npos)
+      << no_such_delegate.err;
 
   auto bad_sampling = run_cli("run " + program_ + " -p hi -n 4 --top-p 1.5");
   EXPECT_NE(bad_sampling.exit_code, 0);
@@ -123,6 +135,26 @@ TEST_F(CliModelTest, TokenizeUsesTheEmbeddedTokenizer) {
   auto missing_text = run_cli("tokenize " + program_);
   EXPECT_NE(missing_text.exit_code, 0);
   EXPECT_EQ(count_lines(missing_text.err), 1u) << missing_text.err;
+}
+
+TEST_F(CliModelTest, TheRuntimeOnlyBinaryRunsWhatTheFullOneExports) {
+  const std::string delegated = test_temp_path("llama3_cpu.slm");
+  auto exported =
+      run_cli("export " + ref_.dir + " -o " + delegated + " --prefill-len 8 --max-cache-len 64 --backend cpu");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("named data: "), std::string::npos) << exported.out;
+  auto full = run_cli("run " + program_ + " -p 'hello world' -n 6 -q");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  auto runtime_only =
+      run_cli("run " + delegated + " -p 'hello world' -n 6 -q --runtime-option cpu.isa=portable", STATICLM_RUN_CLI);
+  ASSERT_EQ(runtime_only.exit_code, 0) << runtime_only.err;
+  EXPECT_EQ(runtime_only.out, full.out);
+  auto typo = run_cli("run " + delegated + " -p hi --runtime-option cpu.isa=avx3", STATICLM_RUN_CLI);
+  EXPECT_NE(typo.exit_code, 0);
+  EXPECT_EQ(count_lines(typo.err), 1u) << typo.err;
+  EXPECT_NE(typo.err.find("'avx3' is not one of auto, avx512, avx2, portable"), std::string::npos) << typo.err;
+  auto no_export = run_cli("export " + ref_.dir + " -o " + test_temp_path("no.slm"), STATICLM_RUN_CLI);
+  EXPECT_NE(no_export.exit_code, 0) << "staticlm-run has no exporter";
 }
 
 TEST(CliExportErrorTest, BadInputIsOneLine) {

@@ -11,8 +11,9 @@ struct CommandResult {
   std::string err;
 };
 
-// `args` is appended to the binary's path as a shell command line.
-CommandResult run_cli(const std::string& args);
+// `args` is appended to the binary's path as a shell command line (the full `staticlm` CLI
+// unless another binary is named).
+CommandResult run_cli(const std::string& args, const std::string& binary = STATICLM_CLI);
 std::string read_file(const std::string& path);
 size_t count_lines(const std::string& text);
 // A path in the test temp dir, unique per running test.

@@ -34,16 +34,16 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_chunks(std::unique_lock<std::mutex>& lock) {
-  while (next_chunk_ < num_chunks_) {
-    const int64_t chunk = next_chunk_++;
-    const auto* body = body_;
-    const int64_t begin = chunk * chunk_;
-    // Written so that no intermediate exceeds count_, which may be close to INT64_MAX.
-    const int64_t end = begin + std::min(chunk_, count_ - begin);
+  while (job_.next < job_.chunks) {
+    const int64_t chunk = job_.next++;
+    const auto* body = job_.body;
+    const int64_t begin = chunk * job_.chunk;
+    // Written so that no intermediate exceeds the count, which may be close to INT64_MAX.
+    const int64_t end = begin + std::min(job_.chunk, job_.count - begin);
     lock.unlock();
     (*body)(begin, end);
     lock.lock();
-    if (++chunks_finished_ == num_chunks_) {
+    if (++job_.finished == job_.chunks) {
       work_done_.notify_all();
     }
   }
@@ -81,18 +81,13 @@ void ThreadPool::parallel_for(int64_t count, int64_t min_chunk, const std::funct
   }
   std::unique_lock<std::mutex> lock(mutex_);
   // A few chunks per thread balance uneven work without much scheduling overhead.
-  int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));
-  body_ = &body;
-  count_ = count;
-  chunk_ = chunk;
-  num_chunks_ = ceil_div(count, chunk);
-  next_chunk_ = 0;
-  chunks_finished_ = 0;
+  const int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));
+  job_ = Job{&body, count, chunk, ceil_div(count, chunk), 0, 0};
   ++generation_;
   work_ready_.notify_all();
   run_chunks(lock);
-  work_done_.wait(lock, [&] { return chunks_finished_ == num_chunks_; });
-  body_ = nullptr;
+  work_done_.wait(lock, [&] { return job_.finished == job_.chunks; });
+  job_.body = nullptr;
 }
 
 }  // namespace staticlm

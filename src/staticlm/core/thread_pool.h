@@ -39,13 +39,17 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
-  int64_t count_ = 0;
-  int64_t chunk_ = 0;
-  int64_t next_chunk_ = 0;
-  int64_t num_chunks_ = 0;
-  int64_t chunks_finished_ = 0;
-  uint64_t generation_ = 0;
+  // The parallel_for the workers serve, guarded by mutex_.
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* body = nullptr;
+    int64_t count = 0;     // the range [0, count)
+    int64_t chunk = 0;     // elements per chunk
+    int64_t chunks = 0;    // how many chunks
+    int64_t next = 0;      // the next chunk to hand out
+    int64_t finished = 0;  // chunks done
+  };
+  Job job_;
+  uint64_t generation_ = 0;  // bumped per job, so a worker takes each job once
   bool stopping_ = false;
 };
 

@@ -204,6 +204,7 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   summary.prefill_len = options.prefill_len;
   summary.max_cache_len = max_cache_len;
   summary.constant_count = build.spec.constants.size();
+  summary.named_data_count = build.spec.named_data.size();
   for (const EmbeddedFileSpec& file : build.tokenizer->files) {
     summary.embedded_files.push_back(file.name);
   }
@@ -218,6 +219,7 @@ Result<HfStaticExportSummary> export_hf_static(const std::string& model_dir, con
   STATICLM_ASSIGN_OR_RETURN(WriteSummary written, write_program(build.spec, output_path, write_options));
   build.summary.file_bytes = written.file_bytes;
   build.summary.constant_bytes = written.constant_bytes;
+  build.summary.named_data_bytes = written.named_data_bytes;
   return build.summary;
 }
 

@@ -43,6 +43,8 @@ struct HfStaticExportSummary {
   uint64_t file_bytes = 0;
   uint64_t constant_count = 0;
   uint64_t constant_bytes = 0;
+  uint64_t named_data_count = 0;  // data the backend's delegates share (its weights, for cpu)
+  uint64_t named_data_bytes = 0;
   std::vector<std::string> embedded_files;
   PlacementReport placement;                      // backend empty when the export had none
   std::vector<EffectiveOption> backend_settings;  // the backend's effective settings, given and defaulted

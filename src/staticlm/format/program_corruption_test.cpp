@@ -2,6 +2,7 @@
 // naming what is wrong, and random damage to the flatbuffer never crashes the reader.
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
@@ -166,6 +167,13 @@ std::vector<uint8_t> raw_file(const RawProgram& raw) {
   return bytes;
 }
 
+// A fresh RawProgram with `edit` applied must be refused with InvalidArgument naming `expected`.
+void expect_edit_refused(const std::function<void(RawProgram&)>& edit, const std::string& expected) {
+  RawProgram raw;
+  edit(raw);
+  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, expected);
+}
+
 TEST(ProgramCorruptionTest, BaselinesOpen) {
   EXPECT_TRUE(open_status(sample_file_bytes()).ok()) << open_status(sample_file_bytes()).to_string();
   EXPECT_TRUE(open_status(raw_file(RawProgram{})).ok()) << open_status(raw_file(RawProgram{})).to_string();
@@ -290,30 +298,28 @@ TEST(ProgramCorruptionTest, SegmentOutOfRange) {
   raw = RawProgram{};
   raw.segments.push_back({4096, 0, 64});  // an empty segment still has to start inside
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "segment 1 (offset 4096, 0 bytes) is out of range");
-  raw = RawProgram{};
-  raw.segments[0].alignment = 48;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "segment 0: alignment 48 is not a power of two");
-  raw = RawProgram{};
-  raw.segments.push_back({32, 0, 64});
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "segment 1: offset 32 is not a multiple of its alignment 64");
+  expect_edit_refused([](RawProgram& edited) { edited.segments[0].alignment = 48; },
+                      "segment 0: alignment 48 is not a power of two");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.segments.push_back({32, 0, 64});
+      },
+      "segment 1: offset 32 is not a multiple of its alignment 64");
 }
 
 TEST(ProgramCorruptionTest, SizeOverflowIsOutOfRangeNotACrash) {
   RawProgram raw;
   raw.segments[0].offset = kHuge;  // offset + size wraps around 2^64
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "segment 0 (offset " + std::to_string(kHuge));
-  raw = RawProgram{};
-  raw.constants[1].offset = kHuge;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "constant 'b': offset " + std::to_string(kHuge) + " + size 16 is out of range of segment 0");
-  raw = RawProgram{};
-  raw.values[1].index = kHuge;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' value 1: arena offset " + std::to_string(kHuge) + " + 64 bytes is out of range");
-  raw = RawProgram{};
-  raw.constants[0].shape = {int64_t{1} << 40, int64_t{1} << 40};
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "constant 'w': shape [1099511627776,1099511627776]");
+  expect_edit_refused([](RawProgram& edited) { edited.constants[1].offset = kHuge; },
+                      "constant 'b': offset " + std::to_string(kHuge) + " + size 16 is out of range of segment 0");
+  expect_edit_refused([](RawProgram& edited) { edited.values[1].index = kHuge; },
+                      "method 'decode' value 1: arena offset " + std::to_string(kHuge) + " + 64 bytes is out of range");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.constants[0].shape = {int64_t{1} << 40, int64_t{1} << 40};
+      },
+      "constant 'w': shape [1099511627776,1099511627776]");
 }
 
 TEST(ProgramCorruptionTest, ConstantSizeMustMatchDTypeTimesShape) {
@@ -323,20 +329,17 @@ TEST(ProgramCorruptionTest, ConstantSizeMustMatchDTypeTimesShape) {
   raw.constants[0] = {"lm_head.weight", static_cast<uint8_t>(DType::kF16), {64, 64}, 0, 0, 4096};
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
                  "constant 'lm_head.weight': size 4096 != f16[64,64] = 8192 bytes");
-  raw = RawProgram{};
-  raw.constants[0].dtype = 99;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "constant 'w': unknown dtype code 99");
-  raw = RawProgram{};
-  raw.constants[0].shape = {4, -4};
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "constant 'w': shape [4,-4] has a negative dimension");
-  raw = RawProgram{};
-  raw.constants[1].segment = 3;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "constant 'b': segment 3 does not exist (the program has 1 segments)");
-  raw = RawProgram{};
-  raw.constants[1].offset = 72;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "constant 'b': data at data-area offset 72 is not 64-byte aligned");
+  expect_edit_refused([](RawProgram& edited) { edited.constants[0].dtype = 99; },
+                      "constant 'w': unknown dtype code 99");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.constants[0].shape = {4, -4};
+      },
+      "constant 'w': shape [4,-4] has a negative dimension");
+  expect_edit_refused([](RawProgram& edited) { edited.constants[1].segment = 3; },
+                      "constant 'b': segment 3 does not exist (the program has 1 segments)");
+  expect_edit_refused([](RawProgram& edited) { edited.constants[1].offset = 72; },
+                      "constant 'b': data at data-area offset 72 is not 64-byte aligned");
 }
 
 TEST(ProgramCorruptionTest, DanglingValueIndex) {
@@ -344,32 +347,26 @@ TEST(ProgramCorruptionTest, DanglingValueIndex) {
   raw.input_value = 40;
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
                  "method 'decode' input 'tokens' refers to value 40, the method has 4 values");
-  raw = RawProgram{};
-  raw.output_value = 1;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' output 'logits': value 1 is not stored as Output 0");
-  raw = RawProgram{};
-  raw.values[2].index = 5;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' value 2: constant index 5 is out of range (the program has 2 constants)");
-  raw = RawProgram{};
-  raw.values[2].shape = {4};
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' value 2 is f32[4] but constant 'w' is f32[4,4]");
-  raw = RawProgram{};
-  raw.values.push_back({0, {4}, fb::StorageKind::Input, 3});
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' value 4: input index 3 is out of range (the method has 1 inputs)");
-  raw = RawProgram{};
-  raw.values.push_back({0, {4}, fb::StorageKind::Output, 0});
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' value 4: output 0 does not refer back to this value");
-  raw = RawProgram{};
-  raw.values[1].storage = static_cast<fb::StorageKind>(9);
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "method 'decode' value 1: unknown storage kind 9");
-  raw = RawProgram{};
-  raw.values[1].dtype = 200;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "method 'decode' value 1: unknown dtype code 200");
+  expect_edit_refused([](RawProgram& edited) { edited.output_value = 1; },
+                      "method 'decode' output 'logits': value 1 is not stored as Output 0");
+  expect_edit_refused([](RawProgram& edited) { edited.values[2].index = 5; },
+                      "method 'decode' value 2: constant index 5 is out of range (the program has 2 constants)");
+  expect_edit_refused([](RawProgram& edited) { edited.values[2].shape = {4}; },
+                      "method 'decode' value 2 is f32[4] but constant 'w' is f32[4,4]");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.values.push_back({0, {4}, fb::StorageKind::Input, 3});
+      },
+      "method 'decode' value 4: input index 3 is out of range (the method has 1 inputs)");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.values.push_back({0, {4}, fb::StorageKind::Output, 0});
+      },
+      "method 'decode' value 4: output 0 does not refer back to this value");
+  expect_edit_refused([](RawProgram& edited) { edited.values[1].storage = static_cast<fb::StorageKind>(9); },
+                      "method 'decode' value 1: unknown storage kind 9");
+  expect_edit_refused([](RawProgram& edited) { edited.values[1].dtype = 200; },
+                      "method 'decode' value 1: unknown dtype code 200");
 }
 
 TEST(ProgramCorruptionTest, BadInstructionOperand) {
@@ -377,20 +374,12 @@ TEST(ProgramCorruptionTest, BadInstructionOperand) {
   raw.kernel_inputs[1] = 999;
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
                  "method 'decode' instruction 0 (linear): input 1 refers to value 999, the method has 4 values");
-  raw = RawProgram{};
-  raw.kernel_inputs[0] = -2;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "input 0 refers to value -2");
-  raw = RawProgram{};
-  raw.kernel_outputs = {4};
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' instruction 0 (linear): output 0 refers to value 4, the method has 4 values");
-  raw = RawProgram{};
-  raw.op = "";
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "method 'decode' instruction 0: op name is empty");
-  raw = RawProgram{};
-  raw.instruction_type = 7;
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument,
-                 "method 'decode' instruction 0: unknown instruction type 7");
+  expect_edit_refused([](RawProgram& edited) { edited.kernel_inputs[0] = -2; }, "input 0 refers to value -2");
+  expect_edit_refused([](RawProgram& edited) { edited.kernel_outputs = {4}; },
+                      "method 'decode' instruction 0 (linear): output 0 refers to value 4, the method has 4 values");
+  expect_edit_refused([](RawProgram& edited) { edited.op = ""; }, "method 'decode' instruction 0: op name is empty");
+  expect_edit_refused([](RawProgram& edited) { edited.instruction_type = 7; },
+                      "method 'decode' instruction 0: unknown instruction type 7");
 
   raw = RawProgram{};
   raw.instruction_type = static_cast<uint8_t>(fb::Instruction::DelegateCall);
@@ -413,15 +402,14 @@ TEST(ProgramCorruptionTest, DuplicateAndEmptyNames) {
   RawProgram raw;
   raw.constants[1].name = "w";
   expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "duplicate constant name 'w'");
-  raw = RawProgram{};
-  raw.constants[0].name = "";
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "constant 0: constant name is empty");
-  raw = RawProgram{};
-  raw.second_method_name = "decode";
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "duplicate method name 'decode'");
-  raw = RawProgram{};
-  raw.metadata_keys = {"architecture", "architecture"};
-  expect_refused(raw_file(raw), StatusCode::kInvalidArgument, "duplicate metadata key 'architecture'");
+  expect_edit_refused([](RawProgram& edited) { edited.constants[0].name = ""; }, "constant 0: constant name is empty");
+  expect_edit_refused([](RawProgram& edited) { edited.second_method_name = "decode"; },
+                      "duplicate method name 'decode'");
+  expect_edit_refused(
+      [](RawProgram& edited) {
+        edited.metadata_keys = {"architecture", "architecture"};
+      },
+      "duplicate metadata key 'architecture'");
 }
 
 // Reads everything a verified file hands out, so a sanitizer sees any bad access.

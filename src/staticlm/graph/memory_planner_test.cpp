@@ -507,3 +507,60 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
 
 }  // namespace
 }  // namespace staticlm
+
+namespace staticlm {
+namespace {
+
+// x -> a = silu(x) -> b = silu(a) -> c = silu(b) -> d = silu(c) -> out; nodes 1 and 2 run as one
+// delegate call reading a and writing c.
+TEST(MemoryPlannerScheduleTest, ADelegateStepOwnsItsPrivateValuesAndTouchesItsBoundary) {
+  Graph graph(std::make_shared<ConstantTable>());
+  const ValueId x = *graph.add_input("x", DType::kF32, {16});
+  const ValueId a = *graph.add(OpKind::kSilu, {x});
+  const ValueId b = *graph.add(OpKind::kSilu, {a});
+  const ValueId c = *graph.add(OpKind::kSilu, {b});
+  const ValueId d = *graph.add(OpKind::kSilu, {c});
+  ASSERT_TRUE(graph.add_output("out", d).ok());
+  std::vector<ScheduleStep> steps(3);
+  steps[0].node = 0;
+  steps[1].inputs = {a};
+  steps[1].outputs = {c};
+  steps[2].node = 3;
+  auto plan = plan_memory(graph, steps, 64);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const PlannedValue& private_value = plan->values[static_cast<size_t>(b)];
+  EXPECT_FALSE(private_value.in_arena) << "only the delegate uses b";
+  EXPECT_EQ(private_value.first_step, -1);
+  const PlannedValue& pa = plan->values[static_cast<size_t>(a)];
+  const PlannedValue& pc = plan->values[static_cast<size_t>(c)];
+  EXPECT_TRUE(pa.in_arena);
+  EXPECT_TRUE(pc.in_arena);
+  EXPECT_EQ(pa.first_step, 0);
+  EXPECT_EQ(pa.last_step, 1);
+  EXPECT_EQ(pc.first_step, 1);
+  EXPECT_EQ(pc.last_step, 2);
+  // The delegate may touch a and c at any time during its call: they never share bytes.
+  EXPECT_NE(pa.offset, pc.offset);
+  EXPECT_EQ(plan->arena_size, 128u);
+  // One step per node is the plain schedule: a and c may share, being never live together.
+  auto plain = plan_memory(graph, 64);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->values[static_cast<size_t>(a)].offset, plain->values[static_cast<size_t>(c)].offset);
+}
+
+TEST(MemoryPlannerScheduleTest, RefusesStepsThatNameNothing) {
+  Graph graph(std::make_shared<ConstantTable>());
+  const ValueId x = *graph.add_input("x", DType::kF32, {16});
+  ASSERT_TRUE(graph.add_output("out", *graph.add(OpKind::kSilu, {x})).ok());
+  std::vector<ScheduleStep> steps(1);
+  steps[0].node = 5;
+  EXPECT_NE(plan_memory(graph, steps).status().message().find("step 0 runs node 5, which does not exist"),
+            std::string::npos);
+  steps[0].node = -1;
+  steps[0].inputs = {42};
+  EXPECT_NE(plan_memory(graph, steps).status().message().find("step 0 touches value 42, which does not exist"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace staticlm

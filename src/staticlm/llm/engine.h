@@ -68,7 +68,8 @@ class Engine {
   // What the checkpoint's generation_config.json recommends (generation.* metadata).
   SamplingParams program_sampling_defaults() const;
 
-  // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text).
+  // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text);
+  // GenerationOptions::cancel stops it from another thread.
   Result<GenerationResult> generate(LlmSession& session, std::string_view prompt, const GenerationOptions& options,
                                     const TextCallback& on_text = {}) const;
 

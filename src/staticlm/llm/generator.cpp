@@ -67,6 +67,7 @@ std::string_view stop_reason_name(StopReason reason) {
     case StopReason::kEos: return "end of sequence";
     case StopReason::kStopString: return "stop string";
     case StopReason::kMaxNewTokens: return "max new tokens";
+    case StopReason::kCancelled: return "stopped by the caller";
   }
   return "unknown";
 }
@@ -116,6 +117,10 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
 
   const auto decode_start = Clock::now();
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+      result.stop_reason = StopReason::kCancelled;
+      break;
+    }
     if (options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()) {
       std::fill(logits.begin() + options.sample_vocab_limit, logits.end(), -std::numeric_limits<float>::infinity());
     }
@@ -130,7 +135,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     result.tokens.push_back(token);
     history.push_back(token);
     if (on_token && !on_token(token)) {
-      result.stop_reason = StopReason::kStopString;
+      result.stop_reason = StopReason::kCancelled;
       break;
     }
     if (step + 1 == options.max_new_tokens) {

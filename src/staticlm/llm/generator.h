@@ -3,6 +3,7 @@
 // decode throughput, peak RSS, and where the I/O buffers came from).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,9 +27,12 @@ struct GenerationOptions {
   // the tokenizer's vocabulary (Qwen: 151936 logits, 151665 tokens); generate_text sets it to
   // the tokenizer's vocab_size so a padding id can never reach the detokenizer.
   int64_t sample_vocab_limit = 0;
+  // Set from any thread to stop after the token being generated (Ctrl-C, a closed connection):
+  // the result so far is returned with StopReason::kCancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
-enum class StopReason { kEos, kStopString, kMaxNewTokens };
+enum class StopReason { kEos, kStopString, kMaxNewTokens, kCancelled };
 std::string_view stop_reason_name(StopReason reason);
 
 struct GenerationResult {
@@ -44,7 +48,7 @@ struct GenerationResult {
   IoStats io;
 };
 
-// Called with each generated token as it is sampled; return false to stop early.
+// Called with each generated token as it is sampled; return false to stop early (kCancelled).
 using TokenCallback = std::function<bool(int32_t token)>;
 // Called with each piece of generated text as soon as it is final (never a broken UTF-8
 // sequence, never part of a stop string).

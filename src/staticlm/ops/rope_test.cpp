@@ -106,15 +106,21 @@ TEST(RopeParamsTest, RefusesBadAttributes) {
       "attribute 'original_max_position': expected a value > 0, found 0");
 }
 
-TEST(RopeParamsTest, AttributesRoundTrip) {
+RopeParams llama3_params(double theta, int64_t rotary_dim, double factor, double low_freq_factor,
+                         double high_freq_factor, int64_t original_max_position) {
   RopeParams params;
-  params.theta = 500000.0;
-  params.rotary_dim = 16;
+  params.theta = theta;
+  params.rotary_dim = rotary_dim;
   params.scaling = RopeScaling::kLlama3;
-  params.factor = 32.0;
-  params.low_freq_factor = 2.0;
-  params.high_freq_factor = 8.0;
-  params.original_max_position = 4096;
+  params.factor = factor;
+  params.low_freq_factor = low_freq_factor;
+  params.high_freq_factor = high_freq_factor;
+  params.original_max_position = original_max_position;
+  return params;
+}
+
+TEST(RopeParamsTest, AttributesRoundTrip) {
+  const RopeParams params = llama3_params(500000.0, 16, 32.0, 2.0, 8.0, 4096);
   Attributes attrs;
   params.to_attributes(attrs);
   auto parsed = parse(attrs, 64);
@@ -166,14 +172,7 @@ TEST(RopeInverseFrequenciesTest, Linear) {
 
 TEST(RopeInverseFrequenciesTest, Llama3CoversAllThreeBands) {
   // Llama 3.1's published rope_scaling.
-  RopeParams params;
-  params.theta = 500000.0;
-  params.rotary_dim = 128;
-  params.scaling = RopeScaling::kLlama3;
-  params.factor = 8.0;
-  params.low_freq_factor = 1.0;
-  params.high_freq_factor = 4.0;
-  params.original_max_position = 8192;
+  const RopeParams params = llama3_params(500000.0, 128, 8.0, 1.0, 4.0, 8192);
   const std::vector<double> freqs = params.inverse_frequencies();
   expect_close(freqs, reference_inverse_frequencies(params));
 
@@ -197,14 +196,7 @@ TEST(RopeInverseFrequenciesTest, Llama3CoversAllThreeBands) {
 }
 
 TEST(RopeInverseFrequenciesTest, Llama3WithOtherFactors) {
-  RopeParams params;
-  params.theta = 10000.0;
-  params.rotary_dim = 64;
-  params.scaling = RopeScaling::kLlama3;
-  params.factor = 32.0;
-  params.low_freq_factor = 2.0;
-  params.high_freq_factor = 16.0;
-  params.original_max_position = 1024;
+  const RopeParams params = llama3_params(10000.0, 64, 32.0, 2.0, 16.0, 1024);
   expect_close(params.inverse_frequencies(), reference_inverse_frequencies(params));
 }
 

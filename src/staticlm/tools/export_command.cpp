@@ -105,6 +105,11 @@ Status run_export(const ExportArgs& args) {
               static_cast<long long>(summary.prefill_len), static_cast<long long>(summary.max_cache_len));
   std::printf("  constants: %llu (%s); file %s; %.2f s\n", static_cast<unsigned long long>(summary.constant_count),
               human_bytes(summary.constant_bytes).c_str(), human_bytes(summary.file_bytes).c_str(), seconds);
+  if (summary.named_data_count > 0) {
+    std::printf("  named data: %llu (%s), stored once for every method's delegates\n",
+                static_cast<unsigned long long>(summary.named_data_count),
+                human_bytes(summary.named_data_bytes).c_str());
+  }
   std::printf("  embedded files: %s\n",
               summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
   if (!summary.placement.backend.empty()) {

@@ -146,6 +146,17 @@ json describe(const ProgramFile& file) {
   }
   doc["constants"] = {{"count", constant_count}, {"bytes", constant_bytes}, {"by_dtype", by_dtype}};
 
+  // Named data: what delegates share between methods (packed weights), stored once.
+  uint64_t named_bytes = 0;
+  uint64_t named_count = 0;
+  if (program.named_data() != nullptr) {
+    for (const fb::NamedData* entry : *program.named_data()) {
+      named_bytes += file.segment(entry->segment()).size();
+      ++named_count;
+    }
+  }
+  doc["named_data"] = {{"count", named_count}, {"bytes", named_bytes}};
+
   json delegates = json::array();
   if (program.delegates() != nullptr) {
     for (const fb::Delegate* delegate : *program.delegates()) {
@@ -287,6 +298,12 @@ void print_text(const json& doc) {
   for (const auto& [dtype, entry] : constants["by_dtype"].items()) {
     std::printf("  %-5s %llu (%s)\n", dtype.c_str(), static_cast<unsigned long long>(entry["count"].get<uint64_t>()),
                 human_bytes(entry["bytes"].get<uint64_t>()).c_str());
+  }
+  const json& named = doc["named_data"];
+  if (named["count"].get<uint64_t>() > 0) {
+    std::printf("named data: %llu entries (%s), shared by every method's delegates\n",
+                static_cast<unsigned long long>(named["count"].get<uint64_t>()),
+                human_bytes(named["bytes"].get<uint64_t>()).c_str());
   }
   if (doc.contains("placement")) {
     print_placement(doc["placement"]);

@@ -1,5 +1,6 @@
 // `staticlm run MODEL -p PROMPT [...]`: streams generated text to stdout and the run
 // statistics to stderr.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -23,13 +24,14 @@ struct RunArgs {
   bool quiet = false;
 };
 
-void print_stats(const Engine& engine, const GenerationResult& result) {
+// `load_seconds`: opening the engine and its session, everything before the first token is fed.
+void print_stats(const Engine& engine, double load_seconds, const GenerationResult& result) {
   const double prefill_rate =
       result.prefill_seconds > 0 ? static_cast<double>(result.prompt_tokens.size()) / result.prefill_seconds : 0.0;
   const double decode_rate =
       result.decode_seconds > 0 ? static_cast<double>(result.decode_steps) / result.decode_seconds : 0.0;
   std::fprintf(stderr, "\n--- %s ---\n", stop_reason_name(result.stop_reason).data());
-  std::fprintf(stderr, "load: %.3f s (contract %s v%lld)\n", engine.load_seconds(), engine.contract().name().data(),
+  std::fprintf(stderr, "load: %.3f s (contract %s v%lld)\n", load_seconds, engine.contract().name().data(),
                static_cast<long long>(engine.contract().version()));
   std::fprintf(stderr, "prompt: %zu tokens, prefill %.1f tok/s, time to first token %.3f s\n",
                result.prompt_tokens.size(), prefill_rate, result.time_to_first_token_seconds);
@@ -45,8 +47,10 @@ void print_stats(const Engine& engine, const GenerationResult& result) {
 }
 
 Status run_generation(const RunArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   GenerationOptions options = engine->default_generation();
   options.sampling = args.sampling;
   options.max_new_tokens = args.max_new_tokens;
@@ -60,7 +64,7 @@ Status run_generation(const RunArgs& args) {
     return with_flag_names(result.status(), kRunFlags);
   }
   if (!args.quiet) {
-    print_stats(*engine, *result);
+    print_stats(*engine, load_seconds, *result);
   }
   return ok_status();
 }

@@ -15,14 +15,24 @@ struct NormCase {
   double eps;
 };
 
-class NormTest : public ::testing::TestWithParam<NormCase> {};
+class NormTest : public ::testing::TestWithParam<NormCase> {
+ protected:
+  // Random x of the case's shape in [low, high) and a weight around 1, from `seed`.
+  void draw(uint32_t seed, float low, float high) {
+    rng.seed(seed);
+    width = GetParam().shape.back();
+    x = random_tensor(DType::kF32, GetParam().shape, rng, low, high);
+    weight = random_tensor(GetParam().weight, {width}, rng, 0.5f, 1.5f);
+  }
+  std::mt19937 rng;
+  int64_t width = 0;
+  Tensor x;
+  Tensor weight;
+};
 
 TEST_P(NormTest, RmsNormMatchesReference) {
   const NormCase& param = GetParam();
-  std::mt19937 rng(31);
-  const int64_t width = param.shape.back();
-  Tensor x = random_tensor(DType::kF32, param.shape, rng, -3.0f, 3.0f);
-  Tensor weight = random_tensor(param.weight, {width}, rng, 0.5f, 1.5f);
+  draw(31, -3.0f, 3.0f);
   auto outputs = run_op(OpKind::kRmsNorm, {&x, &weight}, Attributes{{"eps", param.eps}});
   ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
 
@@ -44,10 +54,7 @@ TEST_P(NormTest, RmsNormMatchesReference) {
 
 TEST_P(NormTest, LayerNormMatchesReference) {
   const NormCase& param = GetParam();
-  std::mt19937 rng(32);
-  const int64_t width = param.shape.back();
-  Tensor x = random_tensor(DType::kF32, param.shape, rng, -2.0f, 4.0f);
-  Tensor weight = random_tensor(param.weight, {width}, rng, 0.5f, 1.5f);
+  draw(32, -2.0f, 4.0f);
   Tensor bias = random_tensor(param.weight, {width}, rng);
   for (bool with_bias : {true, false}) {
     SCOPED_TRACE(with_bias ? "with bias" : "without bias");

@@ -84,6 +84,49 @@ inline void expect_shared_through_fd(const SharedMemoryAllocator& allocator, uin
       << "a write through the fd is not visible through the pointer";
 }
 
+// Allocates a few sizes (1 .. 100000 bytes, page boundaries included) at every alignment from 64
+// to 65536; for each block checks the alignment, that lookup() finds the block at its pointer and
+// that its bytes are shared through the fd, calls check(pointer, bytes, alignment, info) for what
+// the allocator adds, and frees it.
+template <typename Check>
+void for_each_block_shape(SharedMemoryAllocator& allocator, Check&& check) {
+  for (size_t alignment = 64; alignment <= 65536; alignment *= 2) {
+    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, size_t{4097}, size_t{100000}}) {
+      SCOPED_TRACE(::testing::Message() << bytes << " bytes aligned to " << alignment);
+      auto* pointer = static_cast<uint8_t*>(allocator.allocate(bytes, alignment));
+      ASSERT_NE(pointer, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(pointer) % alignment, 0u);
+      auto info = allocator.lookup(pointer);
+      ASSERT_TRUE(info.ok());
+      EXPECT_EQ(info->block, pointer);
+      EXPECT_LE(info->block_offset + bytes, info->mapping_size);
+      check(pointer, bytes, alignment, *info);
+      expect_shared_through_fd(allocator, pointer, bytes, static_cast<uint8_t>(alignment + bytes));
+      allocator.free(pointer);
+    }
+  }
+  EXPECT_EQ(allocator.stats().live_blocks, 0u);
+}
+
+// lookup() of each byte `into` a block of `bytes` at `pointer` reports the block's fd, the byte's
+// own offset and what is left of the block, and the bytes from there are shared through the fd;
+// the byte past the end is in no block.
+inline void expect_lookup_inside(const SharedMemoryAllocator& allocator, uint8_t* pointer, size_t bytes,
+                                 std::initializer_list<size_t> offsets) {
+  auto start = allocator.lookup(pointer);
+  ASSERT_TRUE(start.ok());
+  for (size_t into : offsets) {
+    auto inside = allocator.lookup(pointer + into);
+    ASSERT_TRUE(inside.ok()) << into;
+    EXPECT_EQ(inside->fd, start->fd);
+    EXPECT_EQ(inside->block, pointer);
+    EXPECT_EQ(inside->offset, start->offset + into);
+    EXPECT_EQ(inside->size, bytes - into);
+    expect_shared_through_fd(allocator, pointer + into, bytes - into, static_cast<uint8_t>(into));
+  }
+  EXPECT_EQ(allocator.lookup(pointer + bytes).status().code(), StatusCode::kNotFound);
+}
+
 // `threads` threads each allocate (sizes 1..70000, alignments 64..65536), fill, look up and free
 // blocks in random order, keeping up to 8 live at a time. Checks every pointer's alignment, that
 // lookup() of an interior byte finds its block, and that no block's bytes were overwritten by

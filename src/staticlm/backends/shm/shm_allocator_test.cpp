@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -34,27 +35,14 @@ uintptr_t address(const void* pointer) {
 TEST(ShmAllocatorTest, EveryPointerIsAlignedAndSharedThroughItsFd) {
   auto allocator = memfd_allocator();
   ASSERT_NE(allocator, nullptr);
-  for (size_t alignment = 64; alignment <= 65536; alignment *= 2) {
-    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, size_t{4097}, size_t{100000}}) {
-      SCOPED_TRACE(::testing::Message() << bytes << " bytes aligned to " << alignment);
-      auto* pointer = static_cast<uint8_t*>(allocator->allocate(bytes, alignment));
-      ASSERT_NE(pointer, nullptr);
-      EXPECT_EQ(address(pointer) % alignment, 0u);
-      auto info = allocator->lookup(pointer);
-      ASSERT_TRUE(info.ok());
-      EXPECT_EQ(info->block, pointer);
-      EXPECT_EQ(info->block_size, bytes);
-      EXPECT_EQ(info->offset, info->block_offset);
-      EXPECT_EQ(info->kind, SharedMemoryKind::kMemfd);
-      EXPECT_LE(info->block_offset + bytes, info->mapping_size);
-      struct stat file {};
-      ASSERT_EQ(fstat(info->fd, &file), 0);
-      EXPECT_EQ(static_cast<uint64_t>(file.st_size), info->mapping_size);
-      expect_shared_through_fd(*allocator, pointer, bytes, static_cast<uint8_t>(alignment + bytes));
-      allocator->free(pointer);
-    }
-  }
-  EXPECT_EQ(allocator->stats().live_blocks, 0u);
+  testing::for_each_block_shape(*allocator, [](uint8_t*, size_t bytes, size_t, const SharedBlockInfo& info) {
+    EXPECT_EQ(info.block_size, bytes);
+    EXPECT_EQ(info.offset, info.block_offset);
+    EXPECT_EQ(info.kind, SharedMemoryKind::kMemfd);
+    struct stat file {};
+    ASSERT_EQ(fstat(info.fd, &file), 0);
+    EXPECT_EQ(static_cast<uint64_t>(file.st_size), info.mapping_size);
+  });
   EXPECT_EQ(allocator->stats().refused_frees, 0u);
 }
 
@@ -87,17 +75,7 @@ TEST(ShmAllocatorTest, LookupFindsEveryByteInsideABlockAndNothingOutside) {
   ASSERT_NE(allocator, nullptr);
   auto* pointer = static_cast<uint8_t*>(allocator->allocate(10000, 8192));
   ASSERT_NE(pointer, nullptr);
-  auto start = allocator->lookup(pointer);
-  ASSERT_TRUE(start.ok());
-  for (size_t into : {size_t{1}, size_t{63}, size_t{4095}, size_t{4096}, size_t{9999}}) {
-    auto inside = allocator->lookup(pointer + into);
-    ASSERT_TRUE(inside.ok()) << into;
-    EXPECT_EQ(inside->fd, start->fd);
-    EXPECT_EQ(inside->block, pointer);
-    EXPECT_EQ(inside->offset, start->offset + into);
-    EXPECT_EQ(inside->size, 10000 - into);
-    expect_shared_through_fd(*allocator, pointer + into, 10000 - into, static_cast<uint8_t>(into));
-  }
+  testing::expect_lookup_inside(*allocator, pointer, 10000, {1, 63, 4095, 4096, 9999});
   auto past_end = allocator->lookup(pointer + 10000);
   ASSERT_FALSE(past_end.ok());
   EXPECT_EQ(past_end.status().code(), StatusCode::kNotFound);
@@ -143,9 +121,7 @@ TEST(ShmAllocatorTest, MemoryComesBackZeroFilled) {
   ASSERT_NE(allocator, nullptr);
   auto* pointer = static_cast<uint8_t*>(allocator->allocate(20000, 64));
   ASSERT_NE(pointer, nullptr);
-  for (size_t i = 0; i < 20000; ++i) {
-    ASSERT_EQ(pointer[i], 0) << i;
-  }
+  EXPECT_EQ(std::count(pointer, pointer + 20000, uint8_t{0}), 20000);
   allocator->free(pointer);
 }
 

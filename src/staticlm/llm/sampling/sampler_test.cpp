@@ -84,6 +84,16 @@ std::vector<double> softmax(const std::vector<float>& logits, double temperature
   return probabilities;
 }
 
+// Draws `draws` tokens from `probabilities` (as log-probability logits) under `params` and
+// expects only `allowed` to appear, at the frequencies `reference` gives them renormalized over
+// `allowed` (the probabilities themselves when `reference` is empty).
+void expect_draws(const SamplingParams& params, const std::vector<double>& probabilities,
+                  const std::set<int32_t>& allowed, int64_t draws, std::vector<double> reference = {}) {
+  Sampler sampler = make_sampler(params, static_cast<int64_t>(probabilities.size()));
+  const std::vector<int64_t> counts = count_samples(sampler, log_of(probabilities), draws);
+  expect_frequencies(counts, reference.empty() ? probabilities : reference, allowed, draws);
+}
+
 std::vector<float> random_logits(int64_t count, uint64_t seed, double scale) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, scale);
@@ -218,14 +228,7 @@ TEST(SamplerTest, TopKKeepsTheKLargestOfALargeVocabulary) {
 TEST(SamplerTest, TopPKeepsTheSmallestSetReachingP) {
   // Sorted: 0.4 (token 1), 0.3 (token 3), 0.15 (token 4): 0.85 >= 0.8 while 0.7 is not.
   const std::vector<double> probabilities = {0.1, 0.4, 0.05, 0.3, 0.15};
-  SamplingParams params;
-  params.temperature = 1.0;
-  params.top_p = 0.8;
-  params.seed = 42;
-  Sampler sampler = make_sampler(params, 5);
-  constexpr int64_t kDraws = 20000;
-  const std::vector<int64_t> counts = count_samples(sampler, log_of(probabilities), kDraws);
-  expect_frequencies(counts, probabilities, {1, 3, 4}, kDraws);
+  expect_draws({.temperature = 1.0, .top_p = 0.8, .seed = 42}, probabilities, {1, 3, 4}, 20000);
 }
 
 TEST(SamplerTest, TopPAlwaysKeepsTheMostLikelyToken) {
@@ -242,14 +245,8 @@ TEST(SamplerTest, TopPSeesTheTemperatureScaledDistribution) {
   // At T=1 top-p 0.5 keeps token 0 alone (p=0.6); at T=1000 the distribution is nearly uniform,
   // so it keeps two tokens (1/3 < 0.5 <= 2/3).
   const std::vector<double> probabilities = {0.6, 0.3, 0.1};
-  SamplingParams params;
-  params.temperature = 1000.0;
-  params.top_p = 0.5;
-  params.seed = 8;
-  Sampler sampler = make_sampler(params, 3);
-  constexpr int64_t kDraws = 4000;
-  const std::vector<int64_t> counts = count_samples(sampler, log_of(probabilities), kDraws);
-  expect_frequencies(counts, softmax(log_of(probabilities), 1000.0), {0, 1}, kDraws);
+  expect_draws({.temperature = 1000.0, .top_p = 0.5, .seed = 8}, probabilities, {0, 1}, 4000,
+               softmax(log_of(probabilities), 1000.0));
 }
 
 TEST(SamplerTest, TopPRenormalizesAfterTopK) {
@@ -262,9 +259,7 @@ TEST(SamplerTest, TopPRenormalizesAfterTopK) {
   Sampler with_top_k = make_sampler(params, 5);
   EXPECT_EQ(count_samples(with_top_k, log_of(probabilities), 1000)[1], 1000);
   params.top_k = 0;
-  Sampler without_top_k = make_sampler(params, 5);
-  constexpr int64_t kDraws = 4000;
-  expect_frequencies(count_samples(without_top_k, log_of(probabilities), kDraws), probabilities, {1, 3}, kDraws);
+  expect_draws(params, probabilities, {1, 3}, 4000);
 }
 
 TEST(SamplerTest, TopPOnALargeVocabularyKeepsExactlyTheNucleus) {
@@ -304,14 +299,7 @@ TEST(SamplerTest, TopPOnALargeVocabularyKeepsExactlyTheNucleus) {
 TEST(SamplerTest, MinPDropsTokensBelowAFractionOfTheMax) {
   // Threshold 0.25 * 0.5 = 0.125: keeps 0.5, 0.2 and 0.15.
   const std::vector<double> probabilities = {0.05, 0.5, 0.1, 0.2, 0.15};
-  SamplingParams params;
-  params.temperature = 1.0;
-  params.min_p = 0.25;
-  params.seed = 5;
-  Sampler sampler = make_sampler(params, 5);
-  constexpr int64_t kDraws = 20000;
-  const std::vector<int64_t> counts = count_samples(sampler, log_of(probabilities), kDraws);
-  expect_frequencies(counts, probabilities, {1, 3, 4}, kDraws);
+  expect_draws({.temperature = 1.0, .min_p = 0.25, .seed = 5}, probabilities, {1, 3, 4}, 20000);
 }
 
 TEST(SamplerTest, TemperatureScalesTheSoftmax) {
@@ -365,13 +353,9 @@ std::vector<int32_t> draw_sequence(Sampler& sampler, const std::vector<float>& l
 
 TEST(SamplerTest, SeedsMakeSequencesReproducible) {
   const std::vector<float> logits = random_logits(64, 77, 1.0);
-  SamplingParams params;
-  params.temperature = 1.0;
-  params.seed = 2024;
-  Sampler first = make_sampler(params, 64);
-  Sampler second = make_sampler(params, 64);
-  params.seed = 2025;
-  Sampler other = make_sampler(params, 64);
+  Sampler first = make_sampler({.temperature = 1.0, .seed = 2024}, 64);
+  Sampler second = make_sampler({.temperature = 1.0, .seed = 2024}, 64);
+  Sampler other = make_sampler({.temperature = 1.0, .seed = 2025}, 64);
   const std::vector<int32_t> sequence = draw_sequence(first, logits, 200);
   EXPECT_EQ(draw_sequence(second, logits, 200), sequence);
   EXPECT_NE(draw_sequence(other, logits, 200), sequence);
@@ -384,11 +368,8 @@ TEST(SamplerTest, SeedsMakeSequencesReproducible) {
 
 TEST(SamplerTest, AFailedCallDoesNotAdvanceTheRandomSequence) {
   const std::vector<float> logits = random_logits(16, 3, 1.0);
-  SamplingParams params;
-  params.temperature = 1.0;
-  params.seed = 99;
-  Sampler clean = make_sampler(params, 16);
-  Sampler after_error = make_sampler(params, 16);
+  Sampler clean = make_sampler({.temperature = 1.0, .seed = 99}, 16);
+  Sampler after_error = make_sampler({.temperature = 1.0, .seed = 99}, 16);
   std::vector<float> with_nan = logits;
   with_nan[4] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_FALSE(after_error.sample(with_nan, {}).ok());

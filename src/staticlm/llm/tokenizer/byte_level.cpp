@@ -50,15 +50,15 @@ std::optional<std::string> byte_level_decode(std::string_view text) {
   const ByteLevelTables& table = tables();
   std::string out;
   out.reserve(text.size());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    char32_t code_point = 0;
-    size_t length = utf8_decode_char(text, pos, code_point);
+  const bool complete = utf8_walk(text, [&](char32_t code_point, size_t, size_t length) {
     if (length == 0 || code_point >= table.char_to_byte.size() || table.char_to_byte[code_point] < 0) {
-      return std::nullopt;
+      return false;
     }
     out.push_back(static_cast<char>(table.char_to_byte[code_point]));
-    pos += length;
+    return true;
+  });
+  if (!complete) {
+    return std::nullopt;
   }
   return out;
 }

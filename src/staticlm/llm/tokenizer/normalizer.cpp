@@ -40,17 +40,10 @@ template <typename Map>
 std::string map_code_points(std::string_view text, Map&& map) {
   std::string out;
   out.reserve(text.size());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    char32_t code_point = 0;
-    size_t length = utf8_decode_char(text, pos, code_point);
-    if (length == 0) {
-      length = 1;
-      code_point = 0xFFFD;
-    }
+  utf8_walk(text, [&](char32_t code_point, size_t, size_t) {
     map(code_point, out);
-    pos += length;
-  }
+    return true;
+  });
   return out;
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "staticlm/llm/tokenizer/streaming_decoder.h"
+
 namespace staticlm::tokenizer_test {
 
 std::string fixture_path(std::string_view name) {
@@ -60,6 +62,27 @@ bool is_valid_utf8(std::string_view text) {
     i += length;
   }
   return true;
+}
+
+}  // namespace staticlm::tokenizer_test
+
+namespace staticlm::tokenizer_test {
+
+Streamed stream_decode(const Tokenizer& tokenizer, std::span<const int32_t> ids, bool skip_special) {
+  StreamingDecoder stream(tokenizer, skip_special);
+  Streamed out;
+  for (int32_t id : ids) {
+    auto chunk = stream.feed(id);
+    EXPECT_TRUE(chunk.ok()) << chunk.status().to_string();
+    if (!chunk.ok()) return out;
+    EXPECT_TRUE(is_valid_utf8(*chunk));
+    out.held += chunk->empty() ? 1 : 0;
+    out.text += *chunk;
+  }
+  auto rest = stream.flush();
+  EXPECT_TRUE(rest.ok());
+  if (rest.ok()) out.text += *rest;
+  return out;
 }
 
 }  // namespace staticlm::tokenizer_test

@@ -32,20 +32,31 @@ size_t utf8_incomplete_tail_length(std::string_view text);
 // the JavaScript TextDecoder and Rust's from_utf8_lossy) does, so repaired text matches theirs.
 std::string utf8_repair(std::string_view text);
 
+// Walks `text` one code point at a time: calls visit(code_point, pos, length) for each valid
+// sequence, and visit(U+FFFD, pos, 0) for a byte that starts none (the walk then steps over that
+// one byte). Stops when visit returns false; returns whether it reached the end.
+template <typename Visit>
+bool utf8_walk(std::string_view text, Visit&& visit) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    char32_t code_point = 0;
+    const size_t length = utf8_decode_char(text, pos, code_point);
+    if (!visit(length == 0 ? char32_t{0xFFFD} : code_point, pos, length)) {
+      return false;
+    }
+    pos += length == 0 ? 1 : length;
+  }
+  return true;
+}
+
 // Splits `text` into characters for BPE: valid sequences become one piece each, every byte of an
 // invalid sequence becomes its own piece. Calls `visit(std::string_view piece)` in order.
 template <typename Visit>
 void utf8_for_each_char(std::string_view text, Visit&& visit) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    char32_t code_point = 0;
-    size_t length = utf8_decode_char(text, pos, code_point);
-    if (length == 0) {
-      length = 1;
-    }
-    visit(text.substr(pos, length));
-    pos += length;
-  }
+  utf8_walk(text, [&](char32_t, size_t pos, size_t length) {
+    visit(text.substr(pos, length == 0 ? 1 : length));
+    return true;
+  });
 }
 
 }  // namespace staticlm

@@ -21,7 +21,6 @@
 namespace staticlm {
 namespace {
 
-using testing::expect_shared_through_fd;
 using testing::LogCapture;
 
 // The stub's rpcmem_to_fd and its test hooks.
@@ -92,10 +91,6 @@ class RpcmemAllocatorTest : public ::testing::Test {
   static inline StubHooks stub_;
 };
 
-uintptr_t address(const void* pointer) {
-  return reinterpret_cast<uintptr_t>(pointer);
-}
-
 // Sets an environment variable for one scope.
 class ScopedEnv {
  public:
@@ -143,44 +138,23 @@ TEST_F(RpcmemAllocatorTest, InitialisesTheLibraryAndAllocatesFromTheSystemHeap) 
 TEST_F(RpcmemAllocatorTest, EveryPointerIsAlignedAndSharedThroughTheVendorFd) {
   auto allocator = stub_allocator();
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  for (size_t alignment = 64; alignment <= 65536; alignment *= 2) {
-    for (size_t bytes : {size_t{1}, size_t{100}, size_t{4096}, size_t{4097}, size_t{100000}}) {
-      SCOPED_TRACE(::testing::Message() << bytes << " bytes aligned to " << alignment);
-      auto* pointer = static_cast<uint8_t*>(allocator->allocate(bytes, alignment));
-      ASSERT_NE(pointer, nullptr);
-      EXPECT_EQ(address(pointer) % alignment, 0u);
-      auto info = allocator->lookup(pointer);
-      ASSERT_TRUE(info.ok());
-      EXPECT_EQ(info->block, pointer);
-      EXPECT_EQ(info->kind, SharedMemoryKind::kRpcmem);
-      EXPECT_EQ(info->fd, stub_.to_fd(pointer)) << "the fd is the vendor's fd of this block";
-      // The stub places blocks one page off every larger power of two, so these need padding.
-      if (alignment > page) {
-        EXPECT_GT(info->block_offset, 0u);
-      }
-      EXPECT_LE(info->block_offset + bytes, info->mapping_size);
-      expect_shared_through_fd(*allocator, pointer, bytes, static_cast<uint8_t>(alignment + bytes));
-      allocator->free(pointer);
-    }
-  }
-  EXPECT_EQ(allocator->stats().live_blocks, 0u);
+  testing::for_each_block_shape(*allocator,
+                                [&](uint8_t* pointer, size_t, size_t alignment, const SharedBlockInfo& info) {
+                                  EXPECT_EQ(info.kind, SharedMemoryKind::kRpcmem);
+                                  EXPECT_EQ(info.fd, stub_.to_fd(pointer)) << "the fd is the vendor's fd of this block";
+                                  // The stub places blocks one page off every larger power of two, so these need
+                                  // padding.
+                                  if (alignment > page) {
+                                    EXPECT_GT(info.block_offset, 0u);
+                                  }
+                                });
 }
 
 TEST_F(RpcmemAllocatorTest, LookupFindsEveryByteInsideABlock) {
   auto allocator = stub_allocator();
   auto* pointer = static_cast<uint8_t*>(allocator->allocate(10000, 16384));
   ASSERT_NE(pointer, nullptr);
-  auto start = allocator->lookup(pointer);
-  ASSERT_TRUE(start.ok());
-  for (size_t into : {size_t{1}, size_t{4095}, size_t{4096}, size_t{9999}}) {
-    auto inside = allocator->lookup(pointer + into);
-    ASSERT_TRUE(inside.ok()) << into;
-    EXPECT_EQ(inside->fd, start->fd);
-    EXPECT_EQ(inside->offset, start->offset + into);
-    EXPECT_EQ(inside->size, 10000 - into);
-    expect_shared_through_fd(*allocator, pointer + into, 10000 - into, static_cast<uint8_t>(into));
-  }
-  EXPECT_EQ(allocator->lookup(pointer + 10000).status().code(), StatusCode::kNotFound);
+  testing::expect_lookup_inside(*allocator, pointer, 10000, {1, 4095, 4096, 9999});
   allocator->free(pointer);
 }
 

@@ -1,0 +1,241 @@
+// The one instruction-list verifier and executor: what PreparedMethod::prepare refuses (each with
+// a message naming the instruction and value), what it allocates for an untrusted arena size, and
+// that sessions over one prepared method share nothing mutable.
+#include "staticlm/runtime/prepared_method.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/portable/register.h"
+#include "staticlm/core/thread_pool.h"
+#include "staticlm/runtime/method_session.h"
+
+namespace staticlm {
+namespace {
+
+ValueSpec value(ValueStorage storage, uint64_t index, Shape shape = {4}, DType dtype = DType::kF32) {
+  return ValueSpec{dtype, std::move(shape), storage, index, {}};
+}
+
+// values [in0: f32[4] input 0, a: f32[4] arena 0, out: f32[4] output 0]; a = silu(x); y = a + x.
+MethodSpec baseline() {
+  MethodSpec method;
+  method.name = "forward";
+  method.values = {value(ValueStorage::kInput, 0), value(ValueStorage::kArena, 0), value(ValueStorage::kOutput, 0)};
+  method.inputs = {{"x", 0, false}};
+  method.outputs = {{"y", 2, false}};
+  method.arena_size = 64;
+  method.instructions.push_back(KernelCallSpec{"silu", {0}, {1}, {}});
+  method.instructions.push_back(KernelCallSpec{"add", {1, 0}, {2}, {}});
+  return method;
+}
+
+class PreparedMethodTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(register_portable_kernels(kernels_).ok()); }
+
+  Result<std::unique_ptr<PreparedMethod>> prepare(MethodSpec method) const {
+    PrepareContext context;
+    context.kernels = &kernels_;
+    return PreparedMethod::prepare(std::move(method), context);
+  }
+
+  void expect_refused(MethodSpec method, std::string_view expected) const {
+    auto prepared = prepare(std::move(method));
+    ASSERT_FALSE(prepared.ok()) << "expected a refusal containing: " << expected;
+    EXPECT_NE(prepared.status().message().find(expected), std::string::npos) << prepared.status().message();
+  }
+
+  KernelRegistry kernels_;
+};
+
+std::vector<float> run(const PreparedMethod& method, std::vector<float> x, ThreadPool* pool) {
+  auto session = method.new_session(nullptr, pool);
+  EXPECT_TRUE(session.ok()) << session.status().to_string();
+  std::vector<float> y(x.size(), NAN);
+  EXPECT_TRUE((*session)->bind_input("x", DType::kF32, x.data(), x.size() * 4).ok());
+  EXPECT_TRUE((*session)->bind_output("y", DType::kF32, y.data(), y.size() * 4).ok());
+  Status status = (*session)->execute();
+  EXPECT_TRUE(status.ok()) << status.to_string();
+  return y;
+}
+
+TEST_F(PreparedMethodTest, TheBaselineRunsAndRecordsItsKernels) {
+  auto prepared = prepare(baseline());
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  ThreadPool pool(1);
+  const std::vector<float> y = run(**prepared, {-1, 0, 1, 2}, &pool);
+  for (size_t i = 0; i < 4; ++i) {
+    const float x = static_cast<float>(i) - 1.0f;
+    EXPECT_FLOAT_EQ(y[i], x / (1.0f + std::exp(-x)) + x) << i;
+  }
+  ASSERT_EQ((*prepared)->choices().size(), 2u);
+  EXPECT_EQ((*prepared)->choices()[0].runner, "portable.silu");
+  EXPECT_EQ((*prepared)->choices()[1].label, "instruction 1 (add)");
+}
+
+TEST_F(PreparedMethodTest, TheArenaIsWhatTheValuesReachNotWhatTheFileDeclares) {
+  MethodSpec method = baseline();
+  method.arena_size = uint64_t{1} << 40;  // would be a terabyte
+  auto prepared = prepare(method);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  EXPECT_EQ((*prepared)->arena_bytes(), 16u);
+}
+
+TEST_F(PreparedMethodTest, RefusesInconsistentInstructionLists) {
+  {
+    MethodSpec m = baseline();
+    std::swap(m.instructions[0], m.instructions[1]);
+    expect_refused(m, "method 'forward' instruction 0 (add): reads value 1 before any instruction writes it");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions[0] = KernelCallSpec{"silu", {1}, {1}, {}};
+    expect_refused(m, "instruction 0 (silu): output 0 is also one of its inputs");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions.push_back(KernelCallSpec{"silu", {2}, {0}, {}});
+    expect_refused(m, "instruction 2 (silu): writes value 0, which is an input not marked mutable");
+  }
+  {
+    MethodSpec m = baseline();
+    m.values[1].index = 8;
+    expect_refused(m, "value 1: arena offset 8 (16 bytes) is not an aligned range of the arena (alignment 64)");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions.pop_back();
+    expect_refused(m, "method 'forward': output 'y' is never written");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions[0] = KernelCallSpec{"sigmoid", {0}, {1}, {}};
+    expect_refused(m, "instruction 0 (sigmoid): unknown op 'sigmoid'");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions[0] = KernelCallSpec{"silu", {7}, {1}, {}};
+    expect_refused(m, "instruction 0 (silu): value 7 is out of range (3 values)");
+  }
+  {
+    MethodSpec m = baseline();
+    m.values[2].shape = {2, 2};
+    expect_refused(m, "instruction 1 (add): output 0 is declared f32[2,2] but the op produces f32[4]");
+  }
+  {
+    MethodSpec m = baseline();
+    m.values.push_back(value(ValueStorage::kArena, 64, {4}, static_cast<DType>(99)));
+    expect_refused(m, "value 3: unknown dtype code 99");
+  }
+  {
+    MethodSpec m = baseline();
+    m.inputs[0].value = 1;
+    expect_refused(m, "input 'x': value 1 is not stored as input 0");
+  }
+  {
+    MethodSpec m = baseline();
+    m.arena_alignment = 48;
+    expect_refused(m, "arena alignment 48 is not a power of two in [16, 4096]");
+  }
+  {
+    MethodSpec m = baseline();
+    m.values.push_back(value(ValueStorage::kConstant, 0));
+    expect_refused(m, "value 3: a constant, but this method can have none");
+  }
+  {
+    MethodSpec m = baseline();
+    m.instructions.push_back(DelegateCallSpec{0, {0}, {2}});
+    expect_refused(m, "instruction 2 (delegate 0): this method cannot call a delegate");
+  }
+}
+
+TEST_F(PreparedMethodTest, AnInPlaceUpdateMustWriteItsInputAndTheInputMustBeMutable) {
+  MethodSpec method;
+  method.name = "update";
+  method.values = {value(ValueStorage::kInput, 0, {1, 1, 4, 2}), value(ValueStorage::kInput, 1, {1, 1, 1, 2}),
+                   value(ValueStorage::kInput, 2, {1}, DType::kI32), value(ValueStorage::kOutput, 0, {1, 1, 4, 2})};
+  method.inputs = {{"cache", 0, true}, {"rows", 1, false}, {"positions", 2, false}};
+  method.outputs = {{"copy", 3, false}};
+  method.instructions.push_back(KernelCallSpec{"kv_cache_update", {0, 1, 2}, {0}, {}});
+  method.instructions.push_back(KernelCallSpec{"reshape", {0}, {3}, Attributes{{"shape", Shape{1, 1, 4, 2}}}});
+  ASSERT_TRUE(prepare(method).ok()) << prepare(method).status().to_string();
+  MethodSpec elsewhere = method;
+  std::get<KernelCallSpec>(elsewhere.instructions[0]).outputs = {3};
+  expect_refused(elsewhere, "updates input 0 in place, so output 0 must be value 0, found value 3");
+  MethodSpec read_only = method;
+  read_only.inputs[0].is_mutable = false;
+  expect_refused(read_only, "writes value 0, which is an input not marked mutable");
+}
+
+class MapOf final : public NamedDataMap {
+ public:
+  explicit MapOf(std::map<std::string, std::vector<float>, std::less<>> entries) : entries_(std::move(entries)) {}
+  Result<std::span<const uint8_t>> get(std::string_view key) const override {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return not_found("no '", key, "' here");
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(it->second.data()), it->second.size() * 4);
+  }
+
+ private:
+  std::map<std::string, std::vector<float>, std::less<>> entries_;
+};
+
+TEST_F(PreparedMethodTest, NamedDataValuesAreResolvedAndSizeChecked) {
+  MethodSpec method = baseline();
+  ValueSpec bias = value(ValueStorage::kNamedData, 0);
+  bias.key = "bias";
+  method.values.push_back(bias);
+  method.instructions[1] = KernelCallSpec{"add", {1, 3}, {2}, {}};
+  PrepareContext context;
+  context.kernels = &kernels_;
+  const MapOf good({{"bias", {10, 20, 30, 40}}});
+  context.named_data = &good;
+  auto prepared = PreparedMethod::prepare(method, context);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  ThreadPool pool(1);
+  const std::vector<float> y = run(**prepared, {0, 0, 0, 0}, &pool);
+  EXPECT_EQ(y, (std::vector<float>{10, 20, 30, 40}));
+
+  const MapOf short_data({{"bias", {1, 2}}});
+  context.named_data = &short_data;
+  auto refused = PreparedMethod::prepare(method, context);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("value 3: needs 16 bytes, named data 'bias' holds 8"), std::string::npos)
+      << refused.status().message();
+  const MapOf other({{"weight", {1, 2, 3, 4}}});
+  context.named_data = &other;
+  refused = PreparedMethod::prepare(method, context);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(refused.status().message().find("no 'bias' here"), std::string::npos) << refused.status().message();
+}
+
+TEST_F(PreparedMethodTest, SessionsShareNothingMutable) {
+  auto prepared = prepare(baseline());
+  ASSERT_TRUE(prepared.ok());
+  ThreadPool pool(2);
+  std::vector<std::vector<float>> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int call = 0; call < 50; ++call) {
+        const float base = static_cast<float>(t);
+        results[t] = run(**prepared, {base, base + 1, base + 2, base + 3}, &pool);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (size_t t = 0; t < results.size(); ++t) {
+    ThreadPool alone(1);
+    const float base = static_cast<float>(t);
+    EXPECT_EQ(results[t], run(**prepared, {base, base + 1, base + 2, base + 3}, &alone)) << t;
+  }
+}
+
+}  // namespace
+}  // namespace staticlm

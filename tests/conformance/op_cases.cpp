@@ -1,0 +1,116 @@
+#include "conformance/op_cases.h"
+
+namespace staticlm::conformance {
+namespace {
+
+CaseInput activation(Shape shape) {
+  return {{DType::kF32, std::move(shape)}, false, Fill::kUniform, 0, {}};
+}
+CaseInput weight(DType dtype, Shape shape) {
+  return {{dtype, std::move(shape)}, true, Fill::kUniform, 0, {}};
+}
+CaseInput cache(DType dtype, Shape shape) {
+  return {{dtype, std::move(shape)}, false, Fill::kUniform, 0, {}};
+}
+CaseInput ids(DType dtype, Shape shape, int64_t limit) {
+  return {{dtype, std::move(shape)}, false, Fill::kIds, limit, {}};
+}
+CaseInput positions(DType dtype, std::vector<int64_t> values) {
+  const auto count = static_cast<int64_t>(values.size());
+  return {{dtype, {count}}, false, Fill::kExplicit, 0, std::move(values)};
+}
+
+std::vector<OpCase> build() {
+  std::vector<OpCase> cases;
+  auto add = [&](std::string name, OpKind op, std::vector<CaseInput> inputs, Attributes attributes = {},
+                 double tolerance = 1e-5) {
+    cases.push_back({std::move(name), op, std::move(inputs), std::move(attributes), tolerance});
+  };
+  // Embedding: every table dtype, odd vocabularies, both id types.
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0}) {
+    add(str_cat("embedding_", dtype_name(dtype)), OpKind::kEmbedding,
+        {weight(dtype, {37, 64}), ids(DType::kI64, {1, 5}, 37)});
+  }
+  add("embedding_i32_ids", OpKind::kEmbedding, {weight(DType::kF32, {11, 24}), ids(DType::kI32, {3}, 11)});
+  // Linear: decode (M = 1) and prefill (M = 7) rows, odd K and N, every weight dtype, bias.
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    add(str_cat("linear_", dtype_name(dtype), "_decode_k67_n13"), OpKind::kLinear,
+        {activation({1, 1, 67}), weight(dtype, {13, 67})});
+    add(str_cat("linear_", dtype_name(dtype), "_prefill_k67_n13"), OpKind::kLinear,
+        {activation({1, 7, 67}), weight(dtype, {13, 67})});
+  }
+  for (DType dtype : {DType::kQ8_0, DType::kQ4_0}) {
+    add(str_cat("linear_", dtype_name(dtype), "_decode_k96_n19"), OpKind::kLinear,
+        {activation({1, 1, 96}), weight(dtype, {19, 96})}, {}, 1e-4);
+    add(str_cat("linear_", dtype_name(dtype), "_prefill_k96_n19"), OpKind::kLinear,
+        {activation({1, 5, 96}), weight(dtype, {19, 96})}, {}, 1e-4);
+  }
+  add("linear_bias_bf16", OpKind::kLinear,
+      {activation({3, 33}), weight(DType::kF32, {9, 33}), weight(DType::kBF16, {9})});
+  add("linear_wide_n257", OpKind::kLinear, {activation({1, 2, 16}), weight(DType::kF16, {257, 16})});
+  // Norms.
+  add("rms_norm_odd", OpKind::kRmsNorm, {activation({1, 5, 67}), weight(DType::kF32, {67})}, {{"eps", 1e-5}});
+  add("rms_norm_bf16_weight", OpKind::kRmsNorm, {activation({2, 16}), weight(DType::kBF16, {16})});
+  add("layer_norm_bias", OpKind::kLayerNorm,
+      {activation({3, 1, 20}), weight(DType::kF32, {20}), weight(DType::kF16, {20})});
+  add("layer_norm_no_bias", OpKind::kLayerNorm, {activation({4, 9}), weight(DType::kF32, {9})});
+  // Rope: padding rows, partial rotary dims, every scaling.
+  add("rope_plain", OpKind::kRope, {activation({1, 5, 3, 16}), positions(DType::kI64, {-1, 0, 1, 2, 3})},
+      {{"theta", 10000.0}});
+  add("rope_partial_linear", OpKind::kRope, {activation({1, 4, 2, 32}), positions(DType::kI32, {7, 8, 9, 10})},
+      {{"theta", 500000.0}, {"rotary_dim", int64_t{16}}, {"scaling", std::string("linear")}, {"factor", 4.0}});
+  add("rope_llama3", OpKind::kRope, {activation({1, 3, 4, 16}), positions(DType::kI64, {100, 101, 102})},
+      {{"theta", 500000.0},
+       {"scaling", std::string("llama3")},
+       {"factor", 8.0},
+       {"low_freq_factor", 1.0},
+       {"high_freq_factor", 4.0},
+       {"original_max_position", int64_t{64}}});
+  // Attention over a static cache: grouped heads, odd cache length, padding rows, f16 caches.
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    add(str_cat("attention_prefill_", dtype_name(dtype)), OpKind::kAttention,
+        {activation({1, 5, 4, 16}), cache(dtype, {1, 2, 11, 16}), cache(dtype, {1, 2, 11, 16}),
+         positions(DType::kI64, {-1, 3, 4, 5, 6})},
+        {{"scale", 0.25}}, 1e-4);
+    add(str_cat("attention_decode_", dtype_name(dtype)), OpKind::kAttention,
+        {activation({1, 1, 6, 8}), cache(dtype, {1, 3, 13, 8}), cache(dtype, {1, 3, 13, 8}),
+         positions(DType::kI64, {12})},
+        {{"scale", 0.35}}, 1e-4);
+  }
+  // KV cache updates, in place and returned, with padding rows.
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (int64_t in_place : {int64_t{0}, int64_t{1}}) {
+      add(str_cat("kv_cache_update_", dtype_name(dtype), in_place ? "_in_place" : "_returned"), OpKind::kKvCacheUpdate,
+          {cache(dtype, {1, 2, 9, 8}), activation({1, 3, 2, 8}), positions(DType::kI64, {-1, 4, 5})},
+          {{"in_place", in_place}}, 1e-3);
+    }
+  }
+  // Elementwise, with broadcasting and odd sizes.
+  add("add_broadcast", OpKind::kAdd, {activation({2, 3, 5}), activation({5})});
+  add("mul_broadcast_middle", OpKind::kMul, {activation({2, 1, 7}), activation({3, 1})});
+  add("silu_odd", OpKind::kSilu, {activation({1, 3, 67})});
+  add("gelu_erf", OpKind::kGelu, {activation({5, 13})});
+  add("gelu_tanh", OpKind::kGelu, {activation({5, 13})}, {{"approximate", std::string("tanh")}});
+  add("swiglu_odd", OpKind::kSwiglu, {activation({1, 3, 67}), activation({1, 3, 67})});
+  add("softmax_last", OpKind::kSoftmax, {activation({3, 17})});
+  add("softmax_middle", OpKind::kSoftmax, {activation({2, 5, 3})}, {{"axis", int64_t{1}}});
+  // Layout.
+  add("reshape", OpKind::kReshape, {activation({2, 3, 4})}, {{"shape", Shape{4, -1}}});
+  add("transpose", OpKind::kTranspose, {activation({2, 3, 5})}, {{"perm", Shape{2, 0, 1}}});
+  add("slice_step", OpKind::kSlice, {activation({3, 11})},
+      {{"axis", int64_t{1}}, {"start", int64_t{1}}, {"end", int64_t{10}}, {"step", int64_t{2}}});
+  add("concat", OpKind::kConcat, {activation({2, 3}), activation({2, 5}), activation({2, 1})}, {{"axis", int64_t{-1}}});
+  add("cast_f16", OpKind::kCast, {activation({9})}, {{"dtype", std::string("f16")}});
+  add("cast_bf16", OpKind::kCast, {activation({9})}, {{"dtype", std::string("bf16")}});
+  add("cast_i32", OpKind::kCast, {activation({9})}, {{"dtype", std::string("i32")}});
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> cases = build();
+  return cases;
+}
+
+}  // namespace staticlm::conformance
