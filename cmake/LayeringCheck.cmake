@@ -18,6 +18,7 @@ set(_staticlm_forbidden
   "staticlm_lowering:staticlm_runtime,staticlm_partition,staticlm_exporter,staticlm_llm,staticlm_backend_api"
   "staticlm_runtime:staticlm_llm,${_staticlm_export_side}"
   "staticlm_backend_portable:staticlm_llm,${_staticlm_export_side}"
+  "staticlm_backend_cpu_kernels:staticlm_llm,${_staticlm_export_side}"
   "staticlm_backend_cpu_runtime:staticlm_llm,${_staticlm_export_side}"
   "staticlm_backend_qnn_runtime:staticlm_llm,${_staticlm_export_side}"
   "staticlm_llm:staticlm_backend_qnn_runtime,staticlm_backend_cpu_runtime,staticlm_backend_shm,staticlm_backend_qnn_rpcmem,${_staticlm_export_side}"

@@ -18,12 +18,6 @@ namespace {
 using testing::small_options;
 using testing::temp_path;
 
-OptionMap texts(std::initializer_list<std::pair<std::string, std::string>> entries) {
-  OptionMap map;
-  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value));
-  return map;
-}
-
 struct CommandResult {
   int exit_code = -1;
   std::string out;
@@ -114,7 +108,7 @@ TEST(BackendsCli, RefusalsAreOneLineAndNameTheProblem) {
   EXPECT_NE(fallback.exit_code, 0);
   expect_contains(fallback.err, "stay on the portable kernels: method 'prefill' node ");
   HfStaticExportOptions no_backend = small_options();
-  no_backend.backend_options = texts({{"soc_model", "SM8650"}});
+  no_backend.backend_options = testing::text_options({{"soc_model", "SM8650"}});
   Status library = export_hf_static(dir, temp_path("no_backend.slm"), no_backend).status();
   expect_contains(library.message(), "backend options and no-fallback need a backend");
   CommandResult orphan = run_cli("export " + dir + out + " --option soc_model=SM8650");

@@ -1,10 +1,11 @@
-// The model commands as a user runs them: export, logits, run, tokenize — results checked
+// The model commands as a user runs them: export, logits, run, bench, tokenize — results checked
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
@@ -103,6 +104,53 @@ TEST_F(CliModelTest, RunErrorsAreOneLine) {
   auto bad_sampling = run_cli("run " + program_ + " -p hi -n 4 --top-p 1.5");
   EXPECT_NE(bad_sampling.exit_code, 0);
   EXPECT_NE(bad_sampling.err.find("top_p"), std::string::npos) << bad_sampling.err;
+}
+
+TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
+  // A tiny probe buffer and one repetition: this checks what bench reports, never how fast.
+  auto json_run = run_cli("bench " + program_ + " -p 12 -n 5 -r 2 -t 2 --probe-mib 8 --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const nlohmann::json doc = nlohmann::json::parse(json_run.out);
+  EXPECT_EQ(doc["weight_dtype"], "f32");
+  EXPECT_EQ(doc["threads"], 2);
+  EXPECT_EQ(doc["repetitions"], 2);
+  // The weight bytes are the program's, as inspect counts them.
+  auto inspect = run_cli("inspect " + program_ + " --json");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const nlohmann::json layout = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(doc["weight_bytes"].get<uint64_t>(),
+            layout["constants"]["bytes"].get<uint64_t>() + layout["named_data"]["bytes"].get<uint64_t>());
+  EXPECT_GT(doc["read_bandwidth_gbs"].get<double>(), 0.0);
+  EXPECT_GT(doc["fma_peak_gflops"].get<double>(), 0.0);
+  EXPECT_EQ(doc["prefill"]["tokens"], 12);
+  EXPECT_GT(doc["prefill"]["tokens_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(doc["decode"]["tokens"], 5);
+  const double fraction = doc["decode"]["roofline_fraction"].get<double>();
+  EXPECT_GT(fraction, 0.0);
+  // Time per token = roofline time + fixed cost, by definition.
+  const double token_ms = 1e3 / doc["decode"]["tokens_per_s"].get<double>();
+  const double roofline_ms = 1e3 / doc["decode"]["roofline_tokens_per_s"].get<double>();
+  EXPECT_NEAR(token_ms - roofline_ms, doc["decode"]["fixed_cost_ms"].get<double>(), 1e-6 * token_ms);
+  EXPECT_NEAR(roofline_ms / token_ms, fraction, 1e-9);
+  // Every decode step of this undelegated program runs its parallel ops through the pool.
+  EXPECT_GT(doc["decode"]["barriers_per_token"].get<double>(), 0.0);
+  EXPECT_GT(doc["time_to_first_token_s"]["mean"].get<double>(), 0.0);
+
+  auto table = run_cli("bench " + program_ + " -p 12 -n 5 -r 1 --probe-mib 8");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("| pp12     |"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("| tg5      |"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("of the roofline"), std::string::npos) << table.out;
+
+  auto too_long = run_cli("bench " + program_ + " -p 12 -n 80 --probe-mib 8");
+  EXPECT_NE(too_long.exit_code, 0);
+  EXPECT_EQ(count_lines(too_long.err), 1u) << too_long.err;
+  EXPECT_NE(too_long.err.find("the benchmark needs 89 cache slots (-p 12, -n 80), the program has max_cache_len 64"),
+            std::string::npos)
+      << too_long.err;
+  auto zero = run_cli("bench " + program_ + " -r 0");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.err.find("must be at least 1"), std::string::npos) << zero.err;
 }
 
 TEST_F(CliModelTest, TokenizeUsesTheEmbeddedTokenizer) {

@@ -122,18 +122,23 @@ TEST(EngineTest, BackendRuntimeOptionsAreValidated) {
 }
 
 TEST(EngineTest, AContractMismatchIsReportedBeforeAnythingIsPrepared) {
-  // A program whose methods would not prepare (a kernel call that does not type-check) and that
-  // also breaks the contract: the user hears about the contract.
+  // A kernel call that does not type-check is refused when the program is prepared...
   auto build = build_hf_static(testing::fixture_dir("llama"), small_options());
   ASSERT_TRUE(build.ok());
+  std::get<KernelCallSpec>(build->spec.methods[0].instructions[1]).op = "softmax";
+  const std::string broken = temp_path("engine_broken_kernel.slm");
+  ASSERT_TRUE(write_program(build->spec, broken).ok());
+  expect_message(open(broken).status(), "method 'prefill' instruction 1 (softmax)");
+  // ...but when the program also breaks its contract, the user hears about the contract.
   for (MetadataSpec& entry : build->spec.metadata) {
     if (entry.key == "vocab_size") entry.value = int64_t{300};
   }
-  auto& call = std::get<KernelCallSpec>(build->spec.methods[0].instructions[1]);
-  call.op = "softmax";
   const std::string path = temp_path("engine_mismatch.slm");
   ASSERT_TRUE(write_program(build->spec, path).ok());
-  expect_message(open(path).status(), "hf_static v1");
+  const Status status = open(path).status();
+  expect_message(status, "hf_static v1");
+  expect_message(status, "expected f32[1,8,300]");
+  EXPECT_EQ(status.message().find("softmax"), std::string::npos) << status.message();
 }
 
 TEST(EngineTest, AGenerationCanBeStoppedFromOutside) {

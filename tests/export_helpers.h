@@ -27,6 +27,13 @@ inline HfStaticExportOptions small_options() {
   return options;
 }
 
+// Backend options as a user types them on the command line.
+inline OptionMap text_options(std::initializer_list<std::pair<std::string, std::string>> entries) {
+  OptionMap map;
+  for (const auto& [key, value] : entries) map.emplace(key, RawOptionValue::text(value));
+  return map;
+}
+
 // Feeds the first `prefilled` tokens through prefill (chunks of the program's prefill length,
 // the last one partial and left-padded) and the rest through decode; returns the logits of
 // every token, NaN where none arrived.

@@ -1,5 +1,6 @@
 #include "probe_backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -9,12 +10,6 @@
 
 namespace staticlm::testing {
 namespace {
-
-uint64_t count_nonzero(const uint8_t* bytes, uint64_t size) {
-  uint64_t count = 0;
-  for (uint64_t i = 0; i < size; ++i) count += bytes[i] != 0 ? 1 : 0;
-  return count;
-}
 
 class ProbeInstance final : public DelegateInstance {
  public:
@@ -65,7 +60,9 @@ class ProbeInstance final : public DelegateInstance {
       const auto* through_view = static_cast<const uint8_t*>(views[p].raw());
       const bool same_pointer = views[p].raw() == mapped.pointer;
       const bool same_bytes = std::memcmp(mapped.window->data(), through_view, mapped.size) == 0;
-      log_->add_check(same_pointer, same_bytes, count_nonzero(mapped.window->data(), mapped.size));
+      const uint8_t* fd_bytes = mapped.window->data();
+      const auto nonzero = std::count_if(fd_bytes, fd_bytes + mapped.size, [](uint8_t b) { return b != 0; });
+      log_->add_check(same_pointer, same_bytes, static_cast<uint64_t>(nonzero));
     }
   }
 

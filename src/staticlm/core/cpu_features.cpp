@@ -25,7 +25,7 @@ CpuFeatures detect() {
   // libgcc's __builtin_cpu_supports also checks, through XGETBV, that the OS saves the vector
   // registers, so a feature reported here is usable.
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
     features = features.with(CpuFeature::kAvx2);
   }
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&

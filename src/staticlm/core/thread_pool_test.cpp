@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <limits>
@@ -279,6 +280,38 @@ TEST(ThreadPoolTest, IdlePoolsConstructAndDestroy) {
   for (int round = 0; round < 50; ++round) {
     ThreadPool pool(1 + round % 6);
     EXPECT_EQ(pool.num_threads(), 1 + round % 6);
+  }
+}
+
+TEST(ThreadPoolTest, CountsABarrierPerCallThatRanOnSeveralThreads) {
+  ThreadPool pool(2);
+  EXPECT_EQ(pool.barriers(), 0u);
+  pool.parallel_for(100, 1, [](int64_t, int64_t) {});
+  EXPECT_EQ(pool.barriers(), 1u);
+  pool.parallel_for(100, 1000, [](int64_t, int64_t) {});  // one chunk: inline, no barrier
+  EXPECT_EQ(pool.barriers(), 1u);
+  ThreadPool inline_pool(1);
+  inline_pool.parallel_for(100, 1, [](int64_t, int64_t) {});
+  EXPECT_EQ(inline_pool.barriers(), 0u);
+}
+
+TEST(ThreadPoolTest, WorkersThatFellAsleepWakeForTheNextCall) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 3; ++round) {
+    // Longer than the spin window, so the workers are asleep on the condition variable.
+    std::this_thread::sleep_for(std::chrono::microseconds(ThreadPool::kSpinMicros * 5));
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    std::atomic<int64_t> covered{0};
+    pool.parallel_for(64, 1, [&](int64_t begin, int64_t end) {
+      covered.fetch_add(end - begin);
+      // Long enough that a woken worker claims a chunk before the caller runs out of them.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard<std::mutex> lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    });
+    EXPECT_EQ(covered.load(), 64) << "round " << round;
+    EXPECT_GT(threads.size(), 1u) << "round " << round << ": no worker woke";
   }
 }
 

@@ -7,6 +7,28 @@ using flatbuffers::Offset;
 
 namespace {
 
+Offset<fb::Attribute> build_attribute(FlatBufferBuilder& builder, const std::string& name, const AttrValue& value) {
+  auto name_offset = builder.CreateString(name);
+  Offset<flatbuffers::String> string_value;
+  Offset<flatbuffers::Vector<int64_t>> int_list;
+  fb::AttributeType type = fb::AttributeType::Int;
+  int64_t int_value = 0;
+  double float_value = 0.0;
+  if (const auto* as_int = std::get_if<int64_t>(&value)) {
+    int_value = *as_int;
+  } else if (const auto* as_float = std::get_if<double>(&value)) {
+    type = fb::AttributeType::Float;
+    float_value = *as_float;
+  } else if (const auto* as_string = std::get_if<std::string>(&value)) {
+    type = fb::AttributeType::String;
+    string_value = builder.CreateString(*as_string);
+  } else if (const auto* as_list = std::get_if<std::vector<int64_t>>(&value)) {
+    type = fb::AttributeType::IntList;
+    int_list = builder.CreateVector(*as_list);
+  }
+  return fb::CreateAttribute(builder, name_offset, type, int_value, float_value, string_value, int_list);
+}
+
 Offset<fb::InstructionEntry> build_instruction(FlatBufferBuilder& builder, const InstructionSpec& instruction) {
   if (const auto* call = std::get_if<KernelCallSpec>(&instruction)) {
     auto op = builder.CreateString(call->op);
@@ -35,28 +57,6 @@ Offset<flatbuffers::Vector<Offset<fb::IoTensor>>> build_io(FlatBufferBuilder& bu
 }
 
 }  // namespace
-
-Offset<fb::Attribute> build_attribute(FlatBufferBuilder& builder, const std::string& name, const AttrValue& value) {
-  auto name_offset = builder.CreateString(name);
-  Offset<flatbuffers::String> string_value;
-  Offset<flatbuffers::Vector<int64_t>> int_list;
-  fb::AttributeType type = fb::AttributeType::Int;
-  int64_t int_value = 0;
-  double float_value = 0.0;
-  if (const auto* as_int = std::get_if<int64_t>(&value)) {
-    int_value = *as_int;
-  } else if (const auto* as_float = std::get_if<double>(&value)) {
-    type = fb::AttributeType::Float;
-    float_value = *as_float;
-  } else if (const auto* as_string = std::get_if<std::string>(&value)) {
-    type = fb::AttributeType::String;
-    string_value = builder.CreateString(*as_string);
-  } else if (const auto* as_list = std::get_if<std::vector<int64_t>>(&value)) {
-    type = fb::AttributeType::IntList;
-    int_list = builder.CreateVector(*as_list);
-  }
-  return fb::CreateAttribute(builder, name_offset, type, int_value, float_value, string_value, int_list);
-}
 
 Offset<fb::Method> build_method(FlatBufferBuilder& builder, const MethodSpec& method) {
   auto name = builder.CreateString(method.name);

@@ -10,8 +10,6 @@
 
 namespace staticlm {
 
-flatbuffers::Offset<fb::Attribute> build_attribute(flatbuffers::FlatBufferBuilder& builder, const std::string& name,
-                                                   const AttrValue& value);
 flatbuffers::Offset<fb::Method> build_method(flatbuffers::FlatBufferBuilder& builder, const MethodSpec& method);
 
 }  // namespace staticlm

@@ -8,7 +8,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -34,8 +33,6 @@ struct ConstantSpec {
 };
 
 enum class ValueStorage : uint8_t { kArena = 0, kInput = 1, kOutput = 2, kConstant = 3, kNamedData = 4 };
-
-std::string_view value_storage_name(ValueStorage storage);
 
 struct ValueSpec {
   DType dtype = DType::kF32;

@@ -7,6 +7,48 @@
 
 namespace staticlm {
 
+OptionSpec make_option(std::string name, OptionType type, OptionValue default_value, std::string_view route,
+                       std::vector<std::string> applies_to, std::string doc) {
+  OptionSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.default_value = std::move(default_value);
+  spec.route = std::string(route);
+  spec.applies_to = std::move(applies_to);
+  spec.doc = std::move(doc);
+  return spec;
+}
+
+OptionSpec bool_option(std::string name, bool default_value, std::string_view route,
+                       std::vector<std::string> applies_to, std::string doc) {
+  return make_option(std::move(name), OptionType::kBool, default_value, route, std::move(applies_to), std::move(doc));
+}
+
+OptionSpec enum_option(std::string name, std::string default_value, std::vector<AllowedValue> allowed,
+                       std::string_view route, std::vector<std::string> applies_to, std::string doc) {
+  OptionSpec spec = make_option(std::move(name), OptionType::kEnum, std::move(default_value), route,
+                                std::move(applies_to), std::move(doc));
+  spec.allowed = std::move(allowed);
+  return spec;
+}
+
+OptionSpec int_option(std::string name, int64_t default_value, double min, double max, std::string_view route,
+                      std::vector<std::string> applies_to, std::string doc) {
+  OptionSpec spec =
+      make_option(std::move(name), OptionType::kInt, default_value, route, std::move(applies_to), std::move(doc));
+  spec.min_value = min;
+  spec.max_value = max;
+  return spec;
+}
+
+std::vector<AllowedValue> allowed_values(std::initializer_list<const char*> names) {
+  std::vector<AllowedValue> out;
+  for (const char* name : names) {
+    out.push_back({name, "", std::nullopt});
+  }
+  return out;
+}
+
 const OptionSpec* OptionSchema::find(std::string_view name) const {
   for (const OptionSpec& spec : options) {
     if (spec.name == name) {

@@ -8,6 +8,7 @@
 // the effective-settings report stored in a program.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -74,6 +75,19 @@ struct OptionSchema {
   const OptionSpec* find(std::string_view name) const;
   std::vector<std::string> names() const;
 };
+
+// Builders for schema entries: every option has a name, a type, a default, a route, the backend
+// types it applies to (empty: all) and a doc line; enums add their values, ints their range.
+OptionSpec make_option(std::string name, OptionType type, OptionValue default_value, std::string_view route,
+                       std::vector<std::string> applies_to, std::string doc);
+OptionSpec bool_option(std::string name, bool default_value, std::string_view route,
+                       std::vector<std::string> applies_to, std::string doc);
+OptionSpec enum_option(std::string name, std::string default_value, std::vector<AllowedValue> allowed,
+                       std::string_view route, std::vector<std::string> applies_to, std::string doc);
+OptionSpec int_option(std::string name, int64_t default_value, double min, double max, std::string_view route,
+                      std::vector<std::string> applies_to, std::string doc);
+// Allowed values without docs or SDK gates.
+std::vector<AllowedValue> allowed_values(std::initializer_list<const char*> names);
 
 // Checks a schema's own consistency (defaults typed and allowed, constraints naming existing
 // options, selector an enum). Fails with Internal naming the option: a bad schema is a bug.

@@ -172,10 +172,19 @@ class PreparedMethod::Builder {
       infos.push_back(std::move(info));
       values.push_back(tensor.value);
     }
+    // A second value claiming the same slot would never be bound: kernels would meet a null pointer.
     for (size_t v = 0; v < spec_.values.size(); ++v) {
-      if (out_->storage_[v] == storage && spec_.values[v].index >= io.size()) {
-        return invalid_argument(label(), " value ", v, ": ", kind, " index ", spec_.values[v].index,
+      if (out_->storage_[v] != storage) {
+        continue;
+      }
+      const uint64_t index = spec_.values[v].index;
+      if (index >= io.size()) {
+        return invalid_argument(label(), " value ", v, ": ", kind, " index ", index,
                                 " is out of range (the method has ", io.size(), " ", kind, "s)");
+      }
+      if (io[index].value != v) {
+        return invalid_argument(label(), " value ", v, ": ", kind, " ", index, " ('", io[index].name, "') is value ",
+                                io[index].value, ", not this one");
       }
     }
     return ok_status();

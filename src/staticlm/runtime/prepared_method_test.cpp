@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include "staticlm/backends/portable/register.h"
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/runtime/method_session.h"
+#include "staticlm/runtime/named_data_test_util.h"
 
 namespace staticlm {
 namespace {
@@ -138,6 +138,13 @@ TEST_F(PreparedMethodTest, RefusesInconsistentInstructionLists) {
     expect_refused(m, "input 'x': value 1 is not stored as input 0");
   }
   {
+    // A second value claiming input 0 would be read but never bound.
+    MethodSpec m = baseline();
+    m.values.push_back(value(ValueStorage::kInput, 0));
+    m.instructions.push_back(KernelCallSpec{"add", {3, 0}, {2}, {}});
+    expect_refused(m, "value 3: input 0 ('x') is value 0, not this one");
+  }
+  {
     MethodSpec m = baseline();
     m.arena_alignment = 48;
     expect_refused(m, "arena alignment 48 is not a power of two in [16, 4096]");
@@ -172,18 +179,12 @@ TEST_F(PreparedMethodTest, AnInPlaceUpdateMustWriteItsInputAndTheInputMustBeMuta
   expect_refused(read_only, "writes value 0, which is an input not marked mutable");
 }
 
-class MapOf final : public NamedDataMap {
- public:
-  explicit MapOf(std::map<std::string, std::vector<float>, std::less<>> entries) : entries_(std::move(entries)) {}
-  Result<std::span<const uint8_t>> get(std::string_view key) const override {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return not_found("no '", key, "' here");
-    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(it->second.data()), it->second.size() * 4);
-  }
-
- private:
-  std::map<std::string, std::vector<float>, std::less<>> entries_;
-};
+// A map holding `key` -> `values` (as f32 bytes).
+testing::MemoryNamedData map_of(const std::string& key, const std::vector<float>& values) {
+  testing::MemoryNamedData map;
+  map.put_floats(key, values);
+  return map;
+}
 
 TEST_F(PreparedMethodTest, NamedDataValuesAreResolvedAndSizeChecked) {
   MethodSpec method = baseline();
@@ -193,7 +194,7 @@ TEST_F(PreparedMethodTest, NamedDataValuesAreResolvedAndSizeChecked) {
   method.instructions[1] = KernelCallSpec{"add", {1, 3}, {2}, {}};
   PrepareContext context;
   context.kernels = &kernels_;
-  const MapOf good({{"bias", {10, 20, 30, 40}}});
+  const testing::MemoryNamedData good = map_of("bias", {10, 20, 30, 40});
   context.named_data = &good;
   auto prepared = PreparedMethod::prepare(method, context);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
@@ -201,18 +202,19 @@ TEST_F(PreparedMethodTest, NamedDataValuesAreResolvedAndSizeChecked) {
   const std::vector<float> y = run(**prepared, {0, 0, 0, 0}, &pool);
   EXPECT_EQ(y, (std::vector<float>{10, 20, 30, 40}));
 
-  const MapOf short_data({{"bias", {1, 2}}});
+  const testing::MemoryNamedData short_data = map_of("bias", {1, 2});
   context.named_data = &short_data;
   auto refused = PreparedMethod::prepare(method, context);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("value 3: needs 16 bytes, named data 'bias' holds 8"), std::string::npos)
       << refused.status().message();
-  const MapOf other({{"weight", {1, 2, 3, 4}}});
+  const testing::MemoryNamedData other = map_of("weight", {1, 2, 3, 4});
   context.named_data = &other;
   refused = PreparedMethod::prepare(method, context);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(refused.status().message().find("no 'bias' here"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("named data 'bias' is not in the test map"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST_F(PreparedMethodTest, SessionsShareNothingMutable) {

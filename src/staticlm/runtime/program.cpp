@@ -5,7 +5,6 @@
 
 #include "staticlm/format/metadata.h"
 #include "staticlm/format/method_reader.h"
-#include "staticlm/options/did_you_mean.h"
 
 namespace staticlm {
 namespace {

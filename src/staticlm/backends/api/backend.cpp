@@ -40,23 +40,14 @@ std::vector<const Backend*> BackendRegistry::all() const {
 }
 
 std::vector<OptionSpec> partitioner_option_specs() {
-  std::vector<OptionSpec> specs(3);
-  specs[0].name = "skip_node_id_set";
-  specs[0].type = OptionType::kStringSet;
-  specs[0].default_value = std::vector<std::string>{};
-  specs[0].route = std::string(kRoutePartitioner);
-  specs[0].doc = "nodes kept off the backend: INDEX (every method), METHOD:INDEX, or a node name";
-  specs[1].name = "skip_node_op_set";
-  specs[1].type = OptionType::kStringSet;
-  specs[1].default_value = std::vector<std::string>{};
-  specs[1].route = std::string(kRoutePartitioner);
-  specs[1].doc = "ops kept off the backend, by op name (rope, attention, ...)";
-  specs[2].name = "skip_mutable_buffer";
-  specs[2].type = OptionType::kBool;
-  specs[2].default_value = false;
-  specs[2].route = std::string(kRoutePartitioner);
-  specs[2].doc = "keep nodes that update a buffer in place (in-place kv_cache_update) off the backend";
-  return specs;
+  return {
+      make_option("skip_node_id_set", OptionType::kStringSet, std::vector<std::string>{}, kRoutePartitioner, {},
+                  "nodes kept off the backend: INDEX (every method), METHOD:INDEX, or a node name"),
+      make_option("skip_node_op_set", OptionType::kStringSet, std::vector<std::string>{}, kRoutePartitioner, {},
+                  "ops kept off the backend, by op name (rope, attention, ...)"),
+      bool_option("skip_mutable_buffer", false, kRoutePartitioner, {},
+                  "keep nodes that update a buffer in place (in-place kv_cache_update) off the backend"),
+  };
 }
 
 }  // namespace staticlm

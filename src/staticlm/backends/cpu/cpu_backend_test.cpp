@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -15,6 +14,7 @@
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/graph/verifier.h"
+#include "staticlm/runtime/named_data_test_util.h"
 
 namespace staticlm {
 namespace {
@@ -54,22 +54,7 @@ std::vector<TensorSpec> call_inputs() {
   return {{DType::kF32, {2, 4}}, {DType::kF32, {1, 1, 4, 2}}, {DType::kF32, {1, 1, 1, 2}}, {DType::kI32, {1}}};
 }
 
-// Named data held in memory, as a program would map it.
-class MemoryNamedData final : public NamedDataMap {
- public:
-  void put(std::string key, std::span<const uint8_t> bytes) {
-    auto& stored = entries_[std::move(key)];
-    stored.assign(bytes.begin(), bytes.end());
-  }
-  Result<std::span<const uint8_t>> get(std::string_view key) const override {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return not_found("named data '", key, "' is not in the test map");
-    return std::span<const uint8_t>(it->second);
-  }
-
- private:
-  std::map<std::string, std::vector<uint8_t>, std::less<>> entries_;
-};
+using testing::MemoryNamedData;
 
 struct Exported {
   DelegatePayload payload;

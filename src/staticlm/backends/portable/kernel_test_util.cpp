@@ -98,6 +98,17 @@ Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const T
 }
 
 Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {
+  static const KernelRegistry* portable = [] {
+    auto* registry = new KernelRegistry();
+    EXPECT_TRUE(register_portable_kernels(*registry).ok());
+    return registry;
+  }();
+  return run_op_with(*portable, CpuFeatures(), op, inputs, attrs);
+}
+
+Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatures allowed, OpKind op,
+                                        const std::vector<Tensor*>& inputs, const Attributes& attrs,
+                                        std::string* kernel_name) {
   static ThreadPool pool(2);
   std::vector<const Tensor*> const_inputs(inputs.begin(), inputs.end());
   STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out_specs, output_specs(op, const_inputs, attrs));
@@ -111,7 +122,11 @@ Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs
       in_views[i] = inputs[i]->view();
     }
   }
-  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, make_kernel(op, in_spec_ptrs, out_specs, attrs));
+  STATICLM_ASSIGN_OR_RETURN(SelectedKernel selected,
+                            registry.select(KernelSignature{op, in_spec_ptrs, out_specs, attrs}, allowed));
+  if (kernel_name != nullptr) {
+    *kernel_name = selected.name;
+  }
 
   std::vector<Tensor> outputs;
   std::vector<TensorView> out_views;
@@ -127,7 +142,7 @@ Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs
     out_views[0] = in_views[static_cast<size_t>(aliased)];
   }
   const KernelContext context{&pool};
-  STATICLM_RETURN_IF_ERROR(kernel->execute(in_views, out_views, context));
+  STATICLM_RETURN_IF_ERROR(selected.kernel->execute(in_views, out_views, context));
   if (aliased >= 0) {
     const Tensor& source = *inputs[static_cast<size_t>(aliased)];
     std::memcpy(outputs[0].bytes().data(), source.bytes().data(), source.nbytes());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "staticlm/core/result.h"
@@ -13,6 +14,7 @@
 #include "staticlm/ops/attributes.h"
 #include "staticlm/ops/op_set.h"
 #include "staticlm/runtime/kernel.h"
+#include "staticlm/runtime/kernel_registry.h"
 
 namespace staticlm::portable_test {
 
@@ -41,6 +43,13 @@ Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const T
 // output view is bound to that input's storage (as the runtime does) and the returned output
 // is a copy of the input after the call.
 Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs = {});
+
+// The same through `registry`'s selection with the features capped at `allowed` (the cpu
+// backend's conformance tests run its SIMD kernels this way); the chosen entry's name goes to
+// `kernel_name` when given. An in-place input is updated in place here too.
+Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatures allowed, OpKind op,
+                                        const std::vector<Tensor*>& inputs, const Attributes& attrs = {},
+                                        std::string* kernel_name = nullptr);
 
 // Expects |got[i] - want[i]| <= rel_tol * |want[i]| + abs_tol for every element of an f32
 // tensor, reporting the first few mismatches by index.

@@ -1,6 +1,6 @@
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 
-#include "staticlm/backends/portable/register.h"
+#include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/format/method_reader.h"
 #include "staticlm/runtime/method_session.h"
@@ -42,17 +42,12 @@ class CpuDelegate final : public DelegateHandle {
 };
 
 std::vector<OptionSpec> runtime_option_specs() {
-  OptionSpec isa;
-  isa.name = "isa";
-  isa.type = OptionType::kEnum;
-  isa.default_value = std::string("auto");
-  isa.allowed = {{"auto", "everything this CPU has", std::nullopt},
-                 {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
-                 {"avx2", "at most AVX2 with FMA", std::nullopt},
-                 {"portable", "the portable reference kernels only", std::nullopt}};
-  isa.route = "runtime";
-  isa.doc = "the widest instruction set the cpu backend's kernels may use";
-  return {isa};
+  return {enum_option("isa", "auto",
+                      {{"auto", "everything this CPU has", std::nullopt},
+                       {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
+                       {"avx2", "at most AVX2 with FMA", std::nullopt},
+                       {"portable", "the portable reference kernels only", std::nullopt}},
+                      "runtime", {}, "the widest instruction set the cpu backend's kernels may use")};
 }
 
 // The blob's inputs must be the call's, one to one.
@@ -77,7 +72,7 @@ Result<std::shared_ptr<CpuBackendRuntime>> CpuBackendRuntime::create(std::string
   std::shared_ptr<CpuBackendRuntime> runtime(new CpuBackendRuntime(std::move(id)));
   runtime->options_.backend_id = runtime->id_;
   runtime->options_.options = runtime_option_specs();
-  STATICLM_RETURN_IF_ERROR(register_portable_kernels(runtime->kernels_));
+  STATICLM_RETURN_IF_ERROR(register_cpu_kernels(runtime->kernels_));
   return runtime;
 }
 

@@ -17,48 +17,6 @@ constexpr std::array<QnnChipset, 21> kChipsets = {{
     {"SW6100", 81, 4, 0},
 }};
 
-OptionSpec option(std::string name, OptionType type, OptionValue default_value, std::string_view route,
-                  std::vector<std::string> applies_to, std::string doc) {
-  OptionSpec spec;
-  spec.name = std::move(name);
-  spec.type = type;
-  spec.default_value = std::move(default_value);
-  spec.route = std::string(route);
-  spec.applies_to = std::move(applies_to);
-  spec.doc = std::move(doc);
-  return spec;
-}
-
-OptionSpec flag(std::string name, bool default_value, std::string_view route, std::vector<std::string> applies_to,
-                std::string doc) {
-  return option(std::move(name), OptionType::kBool, default_value, route, std::move(applies_to), std::move(doc));
-}
-
-OptionSpec choice(std::string name, std::string default_value, std::vector<AllowedValue> allowed,
-                  std::string_view route, std::vector<std::string> applies_to, std::string doc) {
-  OptionSpec spec = option(std::move(name), OptionType::kEnum, std::move(default_value), route, std::move(applies_to),
-                           std::move(doc));
-  spec.allowed = std::move(allowed);
-  return spec;
-}
-
-OptionSpec integer(std::string name, int64_t default_value, double min, double max, std::string_view route,
-                   std::vector<std::string> applies_to, std::string doc) {
-  OptionSpec spec =
-      option(std::move(name), OptionType::kInt, default_value, route, std::move(applies_to), std::move(doc));
-  spec.min_value = min;
-  spec.max_value = max;
-  return spec;
-}
-
-std::vector<AllowedValue> values(std::initializer_list<const char*> names) {
-  std::vector<AllowedValue> out;
-  for (const char* name : names) {
-    out.push_back({name, "", std::nullopt});
-  }
-  return out;
-}
-
 }  // namespace
 
 std::span<const QnnChipset> qnn_chipsets() {
@@ -98,19 +56,19 @@ OptionSchema qnn_option_schema() {
     soc.allowed.push_back({std::string(chipset.name), doc, std::nullopt});
   }
 
-  OptionSpec backend = choice("backend", "htp",
-                              {{"htp", "Hexagon tensor processor (NPU)", std::nullopt},
-                               {"gpu", "Adreno GPU", std::nullopt},
-                               {"lpai", "low-power AI core", kQnnLpaiMinSdk}},
-                              kQnnRouteCommon, {}, "QNN backend type; selects which builder's options apply");
+  OptionSpec backend = enum_option("backend", "htp",
+                                   {{"htp", "Hexagon tensor processor (NPU)", std::nullopt},
+                                    {"gpu", "Adreno GPU", std::nullopt},
+                                    {"lpai", "low-power AI core", kQnnLpaiMinSdk}},
+                                   kQnnRouteCommon, {}, "QNN backend type; selects which builder's options apply");
   backend.constraints.push_back({OptionConstraint::Kind::kRequires,
                                  {"lpai"},
                                  "soc_model",
                                  lpai_chipsets,
                                  "only these chipsets have an LPAI core"});
 
-  OptionSpec online_prepare =
-      flag("online_prepare", false, kQnnRouteCommon, {}, "compose the QNN graph on the device at init, not at export");
+  OptionSpec online_prepare = bool_option("online_prepare", false, kQnnRouteCommon, {},
+                                          "compose the QNN graph on the device at init, not at export");
   online_prepare.constraints.push_back(
       {OptionConstraint::Kind::kConflicts, {}, "backend", {"lpai"}, "LPAI graphs are prepared at export only"});
   online_prepare.constraints.push_back({OptionConstraint::Kind::kConflicts,
@@ -119,18 +77,18 @@ OptionSchema qnn_option_schema() {
                                         {},
                                         "multiple contexts are built at export; disable online_prepare"});
 
-  OptionSpec weight_sharing = flag("use_weight_sharing", false, kRouteSelectedType, {"htp", "gpu"},
-                                   "share weights between the graphs (prefill, decode) of one context");
+  OptionSpec weight_sharing = bool_option("use_weight_sharing", false, kRouteSelectedType, {"htp", "gpu"},
+                                          "share weights between the graphs (prefill, decode) of one context");
 
   std::vector<OptionSpec> lpai_options = {
-      integer("fps", 1, 1, 1000, kQnnRouteLpai, lpai, "expected inferences per second"),
-      integer("ftrt_ratio", 10, 1, 1000, kQnnRouteLpai, lpai, "faster-than-real-time ratio"),
-      choice("client_perf_type", "real_time", values({"real_time", "non_real_time"}), kQnnRouteLpai, lpai,
-             "scheduling class of the client"),
-      choice("affinity", "soft", values({"soft", "hard"}), kQnnRouteLpai, lpai, "core affinity"),
-      integer("core_selection", 0, 0, 15, kQnnRouteLpai, lpai, "LPAI core to run on"),
-      choice("target_env", "arm", values({"arm", "adsp", "x86"}), kQnnRouteLpai, lpai,
-             "where the LPAI graph is prepared to run"),
+      int_option("fps", 1, 1, 1000, kQnnRouteLpai, lpai, "expected inferences per second"),
+      int_option("ftrt_ratio", 10, 1, 1000, kQnnRouteLpai, lpai, "faster-than-real-time ratio"),
+      enum_option("client_perf_type", "real_time", allowed_values({"real_time", "non_real_time"}), kQnnRouteLpai, lpai,
+                  "scheduling class of the client"),
+      enum_option("affinity", "soft", allowed_values({"soft", "hard"}), kQnnRouteLpai, lpai, "core affinity"),
+      int_option("core_selection", 0, 0, 15, kQnnRouteLpai, lpai, "LPAI core to run on"),
+      enum_option("target_env", "arm", allowed_values({"arm", "adsp", "x86"}), kQnnRouteLpai, lpai,
+                  "where the LPAI graph is prepared to run"),
   };
   for (OptionSpec& spec : lpai_options) {
     spec.min_sdk_version = kQnnLpaiMinSdk;
@@ -140,29 +98,30 @@ OptionSchema qnn_option_schema() {
       soc,
       backend,
       // Common.
-      flag("debug", false, kQnnRouteCommon, {}, "QNN logs at debug level"),
-      flag("saver", false, kQnnRouteCommon, {}, "record the graph with QNN Saver instead of running it"),
+      bool_option("debug", false, kQnnRouteCommon, {}, "QNN logs at debug level"),
+      bool_option("saver", false, kQnnRouteCommon, {}, "record the graph with QNN Saver instead of running it"),
       online_prepare,
-      choice("profile_level", "off", values({"off", "basic", "detailed", "optrace"}), kQnnRouteCommon, {},
-             "QNN profiling detail"),
-      flag("shared_buffer", false, kQnnRouteCommon, {}, "bind I/O as shared (rpcmem) buffers, no copies"),
-      flag("dump_intermediate_outputs", false, kQnnRouteCommon, {}, "dump every intermediate tensor (debugging)"),
+      enum_option("profile_level", "off", allowed_values({"off", "basic", "detailed", "optrace"}), kQnnRouteCommon, {},
+                  "QNN profiling detail"),
+      bool_option("shared_buffer", false, kQnnRouteCommon, {}, "bind I/O as shared (rpcmem) buffers, no copies"),
+      bool_option("dump_intermediate_outputs", false, kQnnRouteCommon, {},
+                  "dump every intermediate tensor (debugging)"),
       // HTP.
-      flag("use_fp16", true, kQnnRouteHtp, htp, "run float graphs in fp16 (false: the graph must be quantized)"),
-      flag("use_dlbc", false, kQnnRouteHtp, htp, "deep learning bandwidth compression of weights"),
-      flag("use_multi_contexts", false, kQnnRouteHtp, htp, "split a large graph over several contexts"),
+      bool_option("use_fp16", true, kQnnRouteHtp, htp, "run float graphs in fp16 (false: the graph must be quantized)"),
+      bool_option("use_dlbc", false, kQnnRouteHtp, htp, "deep learning bandwidth compression of weights"),
+      bool_option("use_multi_contexts", false, kQnnRouteHtp, htp, "split a large graph over several contexts"),
       weight_sharing,
-      flag("use_slc_allocator", false, kQnnRouteHtp, htp, "allocate from the system-level cache"),
-      choice("htp_performance_mode", "burst",
-             values({"default", "sustained_high_performance", "burst", "high_performance", "power_saver",
-                     "low_power_saver", "high_power_saver", "low_balanced", "balanced"}),
-             kQnnRouteHtp, htp, "HTP power / performance vote"),
+      bool_option("use_slc_allocator", false, kQnnRouteHtp, htp, "allocate from the system-level cache"),
+      enum_option("htp_performance_mode", "burst",
+                  allowed_values({"default", "sustained_high_performance", "burst", "high_performance", "power_saver",
+                                  "low_power_saver", "high_power_saver", "low_balanced", "balanced"}),
+                  kQnnRouteHtp, htp, "HTP power / performance vote"),
       // GPU.
-      choice("precision", "user_provided", values({"fp32", "fp16", "hybrid", "user_provided"}), kQnnRouteGpu, gpu,
-             "GPU arithmetic precision"),
-      flag("use_memory_optimizations", true, kQnnRouteGpu, gpu, "GPU memory optimizations"),
-      flag("use_node_optimizations", true, kQnnRouteGpu, gpu, "GPU node fusions"),
-      flag("use_queue_recording", true, kQnnRouteGpu, gpu, "record the GPU command queue once and replay it"),
+      enum_option("precision", "user_provided", allowed_values({"fp32", "fp16", "hybrid", "user_provided"}),
+                  kQnnRouteGpu, gpu, "GPU arithmetic precision"),
+      bool_option("use_memory_optimizations", true, kQnnRouteGpu, gpu, "GPU memory optimizations"),
+      bool_option("use_node_optimizations", true, kQnnRouteGpu, gpu, "GPU node fusions"),
+      bool_option("use_queue_recording", true, kQnnRouteGpu, gpu, "record the GPU command queue once and replay it"),
   };
   schema.options.insert(schema.options.end(), lpai_options.begin(), lpai_options.end());
   for (OptionSpec& spec : partitioner_option_specs()) {

@@ -3,29 +3,20 @@
 namespace staticlm {
 namespace {
 
-OptionSpec enum_option(std::string name, std::vector<std::string> values, std::string default_value, std::string doc) {
-  OptionSpec spec;
-  spec.name = std::move(name);
-  spec.type = OptionType::kEnum;
-  for (std::string& value : values) {
-    spec.allowed.push_back({std::move(value), "", std::nullopt});
-  }
-  spec.default_value = std::move(default_value);
-  spec.route = "runtime";
-  spec.doc = std::move(doc);
-  return spec;
-}
+constexpr std::string_view kRuntimeRoute = "runtime";
 
 OptionSchema runtime_schema() {
   OptionSchema schema;
   schema.backend_id = "qnn";
   schema.options = {
-      enum_option("log_level", {"off", "error", "warn", "info", "verbose", "debug"}, "warn", "QNN runtime log level"),
-      enum_option("htp_performance_mode",
-                  {"default", "sustained_high_performance", "burst", "high_performance", "power_saver",
-                   "low_power_saver", "high_power_saver", "low_balanced", "balanced"},
-                  "burst", "HTP power / performance vote while delegates run"),
-      enum_option("profile_level", {"off", "basic", "detailed", "optrace"}, "off", "QNN runtime profiling"),
+      enum_option("log_level", "warn", allowed_values({"off", "error", "warn", "info", "verbose", "debug"}),
+                  kRuntimeRoute, {}, "QNN runtime log level"),
+      enum_option("htp_performance_mode", "burst",
+                  allowed_values({"default", "sustained_high_performance", "burst", "high_performance", "power_saver",
+                                  "low_power_saver", "high_power_saver", "low_balanced", "balanced"}),
+                  kRuntimeRoute, {}, "HTP power / performance vote while delegates run"),
+      enum_option("profile_level", "off", allowed_values({"off", "basic", "detailed", "optrace"}), kRuntimeRoute, {},
+                  "QNN runtime profiling"),
   };
   return schema;
 }

@@ -1,0 +1,16 @@
+// Factories of the cpu backend's own kernels. Each takes the ISA entry point its registry entry
+// was made for, and declines (Unimplemented) the signatures it does not run, so the registry
+// falls through to the next entry and, at the end of the chain, the portable kernel.
+#pragma once
+
+#include <memory>
+
+#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/core/result.h"
+#include "staticlm/runtime/kernel.h"
+
+namespace staticlm::cpu {
+
+Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearColumnsFn columns_fn);
+
+}  // namespace staticlm::cpu

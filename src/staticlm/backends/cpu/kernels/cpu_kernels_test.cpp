@@ -1,0 +1,140 @@
+// Conformance: every cpu-backend kernel against the portable kernel it replaces, on fresh random
+// inputs, for each weight dtype, sizes that are not multiples of the SIMD width or the tile, and
+// each instruction-set path this machine has (a path the CPU lacks is skipped, saying so).
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/cpu/kernels/register.h"
+#include "staticlm/backends/portable/kernel_test_util.h"
+
+namespace staticlm {
+namespace {
+
+using portable_test::expect_close;
+using portable_test::random_tensor;
+using portable_test::run_op;
+using portable_test::run_op_with;
+using portable_test::to_doubles;
+
+struct IsaPath {
+  const char* isa;     // the cpu backend's "isa" runtime option
+  const char* prefix;  // what the chosen kernel's name starts with
+};
+
+const IsaPath kPaths[] = {{"avx512", "cpu.avx512."}, {"avx2", "cpu.avx2."}};
+
+const KernelRegistry& cpu_registry() {
+  static const KernelRegistry* registry = [] {
+    auto* made = new KernelRegistry();
+    EXPECT_TRUE(register_cpu_kernels(*made).ok());
+    return made;
+  }();
+  return *registry;
+}
+
+// Runs `op` on the portable kernel and on the cpu kernel of `path`; expects the cpu kernel to be
+// chosen and its outputs within the tolerance of the portable ones.
+void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs,
+                     double rel_tol, double abs_tol) {
+  auto want = run_op(op, inputs, attrs);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto features = cpu_features_for_isa(path.isa);
+  ASSERT_TRUE(features.ok());
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *features, op, inputs, attrs, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name.rfind(path.prefix, 0), 0u) << "chose " << kernel_name;
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    expect_close((*got)[i], to_doubles((*want)[i]), rel_tol, abs_tol);
+  }
+}
+
+bool host_has(const IsaPath& path) {
+  const CpuFeatures needed = std::string(path.isa) == "avx512"
+                                 ? CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512)
+                                 : CpuFeatures().with(CpuFeature::kAvx2);
+  return CpuFeatures::host().covers(needed);
+}
+
+struct LinearCase {
+  DType weight;
+  int64_t rows;
+  int64_t inner;
+  int64_t columns;
+  bool bias;
+};
+
+class CpuLinearTest : public ::testing::TestWithParam<IsaPath> {};
+
+TEST_P(CpuLinearTest, MatchesThePortableLinear) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa << " (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::mt19937 rng(21);
+  // Rows: decode (1), fewer than a tile, a tile and a remainder. Inner: below, at and off the
+  // vector width. Columns: each remainder of the 4-wide tile.
+  const std::vector<LinearCase> cases = {
+      {DType::kF32, 1, 576, 37, false}, {DType::kF32, 5, 33, 9, true},   {DType::kF32, 9, 16, 4, false},
+      {DType::kF32, 3, 7, 6, true},     {DType::kF32, 4, 1, 3, false},   {DType::kF16, 1, 100, 13, true},
+      {DType::kF16, 7, 48, 10, false},  {DType::kF16, 2, 5, 5, false},   {DType::kBF16, 1, 257, 11, false},
+      {DType::kBF16, 6, 64, 7, true},   {DType::kBF16, 13, 9, 2, false}, {DType::kF32, 64, 96, 130, true},
+  };
+  for (const LinearCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
+                                    << ", " << c.inner << "]" << (c.bias ? " + bias" : ""));
+    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
+    Tensor weight = random_tensor(c.weight, {c.columns, c.inner}, rng);
+    Tensor bias = random_tensor(c.weight, {c.columns}, rng);
+    std::vector<Tensor*> inputs = {&x, &weight};
+    if (c.bias) {
+      inputs.push_back(&bias);
+    }
+    // Only the summation order differs: a few ulps of the dot product's magnitude.
+    expect_conforms(GetParam(), OpKind::kLinear, inputs, {}, 1e-5, 1e-5);
+  }
+}
+
+TEST_P(CpuLinearTest, TakesLeadingDimensionsAsRows) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(22);
+  Tensor x = random_tensor(DType::kF32, {2, 3, 20}, rng);
+  Tensor weight = random_tensor(DType::kF32, {6, 20}, rng);
+  expect_conforms(GetParam(), OpKind::kLinear, {&x, &weight}, {}, 1e-5, 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),
+                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+
+TEST(CpuKernelsTest, QuantizedWeightsFallBackToPortable) {
+  KernelRegistry registry;
+  ASSERT_TRUE(register_cpu_kernels(registry).ok());
+  const TensorSpec x{DType::kF32, {1, 32}};
+  const TensorSpec weight{DType::kQ8_0, {4, 32}};
+  const std::vector<TensorSpec> outputs = {{DType::kF32, {1, 4}}};
+  const Attributes none;
+  const std::vector<const TensorSpec*> inputs = {&x, &weight};
+  auto selected = registry.select(KernelSignature{OpKind::kLinear, inputs, outputs, none}, CpuFeatures::all());
+  ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+  EXPECT_EQ(selected->name, "portable.linear");
+}
+
+TEST(CpuKernelsTest, PortableIsaChoosesPortableKernels) {
+  auto features = cpu_features_for_isa("portable");
+  ASSERT_TRUE(features.ok());
+  std::mt19937 rng(23);
+  Tensor x = random_tensor(DType::kF32, {1, 16}, rng);
+  Tensor weight = random_tensor(DType::kF32, {4, 16}, rng);
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *features, OpKind::kLinear, {&x, &weight}, {}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.linear");
+}
+
+}  // namespace
+}  // namespace staticlm

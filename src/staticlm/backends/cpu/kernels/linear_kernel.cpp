@@ -1,0 +1,81 @@
+// The Kernel around the per-ISA linear tiles: checks the signature, splits the output columns
+// over the pool in whole tiles, and adds the bias to each range once its dot products are done.
+#include <algorithm>
+
+#include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
+#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/portable/element_access.h"
+#include "staticlm/backends/portable/kernel_factories.h"
+
+namespace staticlm::cpu {
+namespace {
+
+// Roughly how many multiply-adds a range should hold before it is worth a thread.
+constexpr int64_t kMinRangeWork = 1 << 15;
+
+class LinearKernel final : public Kernel {
+ public:
+  LinearKernel(LinearColumnsFn columns_fn, LinearOperands shape) : columns_fn_(columns_fn), shape_(shape) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext& context) const override {
+    LinearOperands op = shape_;
+    op.x = inputs[0].data<float>();
+    op.weight = inputs[1].raw();
+    op.bias = inputs.size() > 2 ? inputs[2].raw() : nullptr;
+    op.out = outputs[0].data<float>();
+    const int64_t items = (op.columns + kLinearColumnsPerItem - 1) / kLinearColumnsPerItem;
+    const int64_t item_work = std::max<int64_t>(1, op.rows * op.inner * kLinearColumnsPerItem);
+    context.thread_pool->parallel_for(
+        items, std::max<int64_t>(1, kMinRangeWork / item_work), [&](int64_t begin, int64_t end) {
+          columns_fn_(op, begin, end);
+          if (op.bias != nullptr) {
+            add_bias(op, begin * kLinearColumnsPerItem, std::min(end * kLinearColumnsPerItem, op.columns));
+          }
+        });
+    return ok_status();
+  }
+
+ private:
+  static void add_bias(const LinearOperands& op, int64_t n_begin, int64_t n_end) {
+    for (int64_t n = n_begin; n < n_end; ++n) {
+      const float b = portable::load_float(op.bias, op.bias_dtype, n);
+      for (int64_t m = 0; m < op.rows; ++m) {
+        op.out[m * op.columns + n] += b;
+      }
+    }
+  }
+
+  LinearColumnsFn columns_fn_;
+  LinearOperands shape_;  // sizes and dtypes; the pointers are bound per call
+};
+
+bool is_plain_float(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearColumnsFn columns_fn) {
+  STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 2, 3));
+  const TensorSpec& x = *signature.inputs[0];
+  const TensorSpec& weight = *signature.inputs[1];
+  const TensorSpec* bias = signature.inputs.size() > 2 ? signature.inputs[2] : nullptr;
+  if (x.dtype != DType::kF32 || x.shape.empty() || weight.shape.size() != 2 || weight.shape[1] != x.shape.back()) {
+    return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", dtype_name(x.dtype),
+                            shape_string(x.shape), " and ", shape_string(weight.shape));
+  }
+  if (!is_plain_float(weight.dtype) || (bias != nullptr && !is_plain_float(bias->dtype))) {
+    return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights and bias, found ",
+                         dtype_name(weight.dtype), bias != nullptr ? str_cat(" and ", dtype_name(bias->dtype)) : "");
+  }
+  LinearOperands shape;
+  shape.rows = num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1));
+  shape.inner = x.shape.back();
+  shape.columns = weight.shape[0];
+  shape.weight_dtype = weight.dtype;
+  shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
+  return std::make_unique<LinearKernel>(columns_fn, shape);
+}
+
+}  // namespace staticlm::cpu

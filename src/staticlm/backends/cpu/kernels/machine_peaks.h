@@ -1,0 +1,26 @@
+// What this machine can do at best, measured in-process with the same thread pool the kernels
+// use: the read bandwidth that bounds a decode step (weights streamed once per token) and the
+// f32 multiply-add rate that bounds a prefill chunk. `staticlm bench` reports its results as
+// fractions of these, measured in the same run, because on a shared machine an absolute time
+// means little.
+#pragma once
+
+#include <cstddef>
+
+#include "staticlm/core/cpu_features.h"
+#include "staticlm/core/result.h"
+#include "staticlm/core/thread_pool.h"
+
+namespace staticlm::cpu {
+
+// The best of `passes` timed reads of a `bytes` buffer (touched first, far larger than the last
+// level cache for a meaningful number), split over the pool, in bytes per second. Fails with
+// ResourceExhausted when the buffer cannot be allocated, InvalidArgument for zero sizes.
+Result<double> measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes);
+
+// The best of `passes` timed runs of independent f32 fused multiply-adds on every thread of the
+// pool, with the widest vectors `allowed` has (AVX-512, AVX2, else scalar code), in flop/s (a
+// multiply-add counts 2).
+double measure_fma_peak(ThreadPool& pool, CpuFeatures allowed, int passes);
+
+}  // namespace staticlm::cpu

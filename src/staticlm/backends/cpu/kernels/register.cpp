@@ -1,0 +1,31 @@
+#include "staticlm/backends/cpu/kernels/register.h"
+
+#include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
+#include "staticlm/backends/portable/register.h"
+
+namespace staticlm {
+namespace {
+
+// Wider instruction sets first; the portable kernels have priority 0.
+constexpr int kAvx512Priority = 20;
+constexpr int kAvx2Priority = 10;
+
+const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
+const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
+
+KernelFactory linear_factory(cpu::LinearColumnsFn columns_fn) {
+  return [columns_fn](const KernelSignature& signature) { return cpu::make_linear_kernel(signature, columns_fn); };
+}
+
+}  // namespace
+
+Status register_cpu_kernels(KernelRegistry& registry) {
+  STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kLinear, "cpu.avx512.linear", kAvx512Features, kAvx512Priority,
+                                         linear_factory(cpu::linear_columns_avx512)}));
+  STATICLM_RETURN_IF_ERROR(registry.add(
+      {OpKind::kLinear, "cpu.avx2.linear", kAvx2Features, kAvx2Priority, linear_factory(cpu::linear_columns_avx2)}));
+  return ok_status();
+}
+
+}  // namespace staticlm

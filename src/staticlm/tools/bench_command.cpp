@@ -1,0 +1,225 @@
+// `staticlm bench MODEL [-p 128] [-n 64] [-r 5] [--json]`: prefill and decode speed of a
+// program beside what this machine allows, all measured in this run (the machine is shared and
+// noisy, so ratios mean more than times): the read bandwidth and f32 FMA peak measured on the
+// engine's own thread pool; decode as a fraction of the bandwidth roofline (weight bytes per
+// token ÷ bandwidth) and the fixed cost per token left over; prefill as a fraction of the FMA
+// peak; barriers per token. The table at the end reads like llama-bench's (rows pp<P>, tg<N>).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "staticlm/backends/cpu/kernels/machine_peaks.h"
+#include "staticlm/contracts/hf_static_v1_spec.h"
+#include "staticlm/format/metadata.h"
+#include "staticlm/tools/command.h"
+#include "staticlm/tools/engine_flags.h"
+
+namespace staticlm::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct BenchArgs {
+  EngineArgs model;
+  int64_t prompt_tokens = 128;
+  int64_t decode_tokens = 64;
+  int repetitions = 5;
+  int64_t short_prompt = 8;
+  uint64_t probe_mib = 512;
+  bool json_output = false;
+};
+
+struct Sample {
+  double mean = 0.0;
+  double sd = 0.0;
+};
+
+Sample summarize(const std::vector<double>& values) {
+  Sample s;
+  if (values.empty()) {
+    return s;
+  }
+  for (double v : values) {
+    s.mean += v;
+  }
+  s.mean /= static_cast<double>(values.size());
+  double squares = 0.0;
+  for (double v : values) {
+    squares += (v - s.mean) * (v - s.mean);
+  }
+  s.sd = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
+  return s;
+}
+
+// Ids spread over the vocabulary, none of them special in practice; the speed does not depend on
+// which ids they are.
+std::vector<int32_t> bench_prompt(int64_t length, int64_t vocab_size) {
+  std::vector<int32_t> ids(static_cast<size_t>(length));
+  for (int64_t i = 0; i < length; ++i) {
+    ids[static_cast<size_t>(i)] = static_cast<int32_t>((1000 + i * 7919) % vocab_size);
+  }
+  return ids;
+}
+
+uint64_t weight_bytes(const ProgramFile& file) {
+  uint64_t bytes = 0;
+  const fb::Program& program = file.program();
+  if (program.constants() != nullptr) {
+    for (const fb::Constant* constant : *program.constants()) {
+      bytes += constant->size();
+    }
+  }
+  if (program.named_data() != nullptr) {
+    for (const fb::NamedData* entry : *program.named_data()) {
+      bytes += file.segment(entry->segment()).size();
+    }
+  }
+  return bytes;
+}
+
+void progress(bool enabled, const std::string& line) {
+  if (enabled) {
+    std::fprintf(stderr, "\r%-72s", line.c_str());
+    std::fflush(stderr);
+  }
+}
+
+Status run_bench(const BenchArgs& args) {
+  if (args.prompt_tokens < 1 || args.decode_tokens < 1 || args.repetitions < 1 || args.short_prompt < 1) {
+    return invalid_argument("-p, -n, -r and --short-prompt must be at least 1, found ", args.prompt_tokens, ", ",
+                            args.decode_tokens, ", ", args.repetitions, " and ", args.short_prompt);
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
+  STATICLM_ASSIGN_OR_RETURN(hf_static_v1::Config config, hf_static_v1::Config::from_program(engine->file()));
+  const int64_t longest = std::max(args.prompt_tokens, args.short_prompt + args.decode_tokens);
+  if (longest + 1 > config.max_cache_len) {
+    return out_of_range("the benchmark needs ", longest + 1, " cache slots (-p ", args.prompt_tokens, ", -n ",
+                        args.decode_tokens, "), the program has max_cache_len ", config.max_cache_len);
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::string weight_dtype, metadata_string(engine->file(), hf_static_v1::key::kWeightDtype));
+  STATICLM_ASSIGN_OR_RETURN(DType dtype, parse_dtype(weight_dtype));
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  ThreadPool& pool = engine->program()->thread_pool();
+  const bool show = !args.json_output;
+
+  progress(show, "measuring read bandwidth and FMA peak ...");
+  STATICLM_ASSIGN_OR_RETURN(double bandwidth, cpu::measure_read_bandwidth(pool, args.probe_mib << 20, 5));
+  const double fma_peak = cpu::measure_fma_peak(pool, CpuFeatures::host(), 5);
+
+  GenerationOptions options;  // greedy, no end of sequence: every run does the same work
+  const std::vector<int32_t> prompt = bench_prompt(args.prompt_tokens, config.vocab_size);
+  const std::vector<int32_t> short_prompt = bench_prompt(args.short_prompt, config.vocab_size);
+
+  progress(show, "warming up ...");
+  options.max_new_tokens = 2;
+  STATICLM_RETURN_IF_ERROR(generate_tokens(*session, short_prompt, options).status());
+
+  std::vector<double> prefill_rates;
+  std::vector<double> decode_rates;
+  std::vector<double> ttfts;
+  uint64_t decode_barriers = 0;
+  int64_t decode_steps = 0;
+  for (int r = 0; r < args.repetitions; ++r) {
+    progress(show, str_cat("pp", args.prompt_tokens, " run ", r + 1, "/", args.repetitions));
+    options.max_new_tokens = 1;
+    STATICLM_ASSIGN_OR_RETURN(GenerationResult prefill, generate_tokens(*session, prompt, options));
+    prefill_rates.push_back(static_cast<double>(args.prompt_tokens) / prefill.prefill_seconds);
+
+    progress(show, str_cat("tg", args.decode_tokens, " run ", r + 1, "/", args.repetitions));
+    options.max_new_tokens = args.decode_tokens + 1;  // the first token comes from the prefill
+    const uint64_t barriers_before = pool.barriers();
+    STATICLM_ASSIGN_OR_RETURN(GenerationResult decode, generate_tokens(*session, short_prompt, options));
+    decode_barriers += pool.barriers() - barriers_before;
+    decode_steps += decode.decode_steps;
+    decode_rates.push_back(static_cast<double>(decode.decode_steps) / decode.decode_seconds);
+    ttfts.push_back(decode.time_to_first_token_seconds);
+  }
+  progress(show, "");
+  if (show) {
+    std::fprintf(stderr, "\r");
+  }
+
+  const Sample pp = summarize(prefill_rates);
+  const Sample tg = summarize(decode_rates);
+  const Sample ttft = summarize(ttfts);
+  const uint64_t bytes = weight_bytes(engine->file());
+  const double roofline_seconds = static_cast<double>(bytes) / bandwidth;
+  const double token_seconds = 1.0 / tg.mean;
+  // Two flops per weight element per token: every weight is one multiply-add per token (the
+  // tied embedding table through the lm_head; attention's own flops are left out).
+  const DTypeInfo& info = dtype_info(dtype);
+  const double flops_per_token = 2.0 * static_cast<double>(bytes) * static_cast<double>(info.block_elements) /
+                                 static_cast<double>(info.block_bytes);
+  const double barriers_per_token =
+      decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
+
+  json doc = {
+      {"model", args.model.path},
+      {"weight_dtype", weight_dtype},
+      {"threads", pool.num_threads()},
+      {"weight_bytes", bytes},
+      {"read_bandwidth_gbs", bandwidth / 1e9},
+      {"fma_peak_gflops", fma_peak / 1e9},
+      {"prefill",
+       {{"tokens", args.prompt_tokens},
+        {"tokens_per_s", pp.mean},
+        {"sd", pp.sd},
+        {"fma_peak_fraction", pp.mean * flops_per_token / fma_peak}}},
+      {"decode",
+       {{"tokens", args.decode_tokens},
+        {"tokens_per_s", tg.mean},
+        {"sd", tg.sd},
+        {"roofline_tokens_per_s", 1.0 / roofline_seconds},
+        {"roofline_fraction", roofline_seconds / token_seconds},
+        {"fixed_cost_ms", (token_seconds - roofline_seconds) * 1e3},
+        {"barriers_per_token", barriers_per_token}}},
+      {"time_to_first_token_s", {{"prompt_tokens", args.short_prompt}, {"mean", ttft.mean}, {"sd", ttft.sd}}},
+      {"repetitions", args.repetitions},
+  };
+  if (args.json_output) {
+    std::printf("%s\n", doc.dump(2).c_str());
+    return ok_status();
+  }
+  std::printf("model: %s (%s weights, %s), %d threads\n", args.model.path.c_str(), weight_dtype.c_str(),
+              human_bytes(bytes).c_str(), pool.num_threads());
+  std::printf("machine: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (measured now)\n", bandwidth / 1e9,
+              fma_peak / 1e9);
+  std::printf("decode: %.3f of the roofline (%.1f tok/s), fixed cost %.2f ms/token, %.1f barriers/token\n",
+              roofline_seconds / token_seconds, 1.0 / roofline_seconds, (token_seconds - roofline_seconds) * 1e3,
+              barriers_per_token);
+  std::printf("prefill: %.3f of the FMA peak; time to first token (%lld-token prompt) %.1f ± %.1f ms\n\n",
+              pp.mean * flops_per_token / fma_peak, static_cast<long long>(args.short_prompt), ttft.mean * 1e3,
+              ttft.sd * 1e3);
+  std::printf("| %-8s | %7s | %18s |\n", "test", "threads", "t/s");
+  std::printf("| %-8s | %7s | %18s |\n", "--------", "------:", "-----------------:");
+  std::printf("| %-8s | %7d | %10.2f ± %5.2f |\n", str_cat("pp", args.prompt_tokens).c_str(), pool.num_threads(),
+              pp.mean, pp.sd);
+  std::printf("| %-8s | %7d | %10.2f ± %5.2f |\n", str_cat("tg", args.decode_tokens).c_str(), pool.num_threads(),
+              tg.mean, tg.sd);
+  return ok_status();
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& parent) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* app = parent.add_subcommand("bench", "Prefill and decode speed against this machine's measured limits");
+  app->add_option("model", args->model.path, "Program file (.slm)")->required();
+  app->add_option("-p,--prompt-tokens", args->prompt_tokens, "Prompt length of the prefill test (pp)")
+      ->capture_default_str();
+  app->add_option("-n,--decode-tokens", args->decode_tokens, "Tokens of the decode test (tg)")->capture_default_str();
+  app->add_option("-r,--repetitions", args->repetitions, "Timed runs of each test, after a warm-up")
+      ->capture_default_str();
+  app->add_option("--short-prompt", args->short_prompt, "Prompt length for time to first token")->capture_default_str();
+  app->add_option("--probe-mib", args->probe_mib, "Buffer of the read-bandwidth probe (MiB)")->capture_default_str();
+  app->add_flag("--json", args->json_output, "Print the results as JSON");
+  add_engine_flags(*app, args->model);
+  return {app, [args]() { return run_bench(*args); }};
+}
+
+}  // namespace staticlm::cli
