@@ -134,6 +134,23 @@ TEST(CpuConformance, AFullyDelegatedMethodIsOneCallOverItsBoundary) {
   EXPECT_EQ(report["methods"][0]["nodes"][0]["on"], "cpu");
 }
 
+TEST(CpuConformance, AShortPromptInAPaddedChunkMatchesFeedingItOneTokenAtATime) {
+  // 3 tokens in a chunk of 8: the cpu kernels compute only the 3 real rows of every linear.
+  testing::FixtureReference ref = testing::load_fixture_reference("llama3");
+  auto backend = cpu_backend();
+  HfStaticExportOptions options = small_options();
+  options.backend = backend.get();
+  const std::string path = temp_path("llama3_short_prompt_cpu.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
+  const std::vector<int32_t> prompt(ref.prompt_tokens.begin(), ref.prompt_tokens.begin() + 3);
+  auto by_prefill = testing::open_test_session(path);
+  auto by_decode = testing::open_test_session(path);
+  ASSERT_TRUE(by_prefill.ok() && by_decode.ok());
+  expect_near(testing::feed_prompt(*by_prefill->session, prompt, prompt.size()),
+              testing::feed_prompt(*by_decode->session, prompt, 0), kSummationOrderTolerance,
+              "padded prefill vs decode");
+}
+
 TEST(CpuConformance, SkipSetsSplitTheGraphAndStillMatch) {
   testing::FixtureReference ref = testing::load_fixture_reference("llama3");
   const std::string plain = temp_path("llama3_skip_plain.slm");

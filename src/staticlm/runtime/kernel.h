@@ -31,6 +31,12 @@ struct KernelSignature {
 
 struct KernelContext {
   ThreadPool* thread_pool = nullptr;  // never null during execute
+  // The chunk being run has `chunk_rows` rows, the first `padding_rows` of them padding (position
+  // -1, a left-padded partial prefill chunk): a kernel whose rows are the chunk's (a linear over
+  // [chunk_rows, K]) may leave those rows of its outputs unwritten, since padding rows affect no
+  // other row and their results are unspecified (docs/ops.md). 0 / 0 when unknown.
+  int64_t chunk_rows = 0;
+  int64_t padding_rows = 0;
 };
 
 class Kernel {

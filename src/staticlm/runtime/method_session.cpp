@@ -110,8 +110,32 @@ Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span
   return run(context);
 }
 
-Status MethodSession::run(const KernelContext& context) {
+namespace {
+
+// Leading entries below zero: a left-padded chunk's padding rows.
+int64_t leading_padding(const TensorView& positions, int64_t rows) {
+  int64_t padding = 0;
+  if (positions.dtype() == DType::kI64) {
+    const int64_t* p = positions.data<int64_t>();
+    while (padding < rows && p[padding] < 0) ++padding;
+  } else {
+    const int32_t* p = positions.data<int32_t>();
+    while (padding < rows && p[padding] < 0) ++padding;
+  }
+  return padding;
+}
+
+}  // namespace
+
+Status MethodSession::run(const KernelContext& outer_context) {
   const PreparedMethod& m = *method_;
+  // A method that reads the chunk's positions says how many of its rows are padding; one that
+  // does not (a delegate of linears only) runs inside a call that did, and keeps what it said.
+  KernelContext context = outer_context;
+  if (m.row_positions_value_ >= 0) {
+    context.chunk_rows = m.chunk_rows_;
+    context.padding_rows = leading_padding(values_[static_cast<size_t>(m.row_positions_value_)], m.chunk_rows_);
+  }
   for (size_t s = 0; s < m.steps_.size(); ++s) {
     const PreparedMethod::Step& step = m.steps_[s];
     std::vector<TensorView>& inputs = step_inputs_[s];

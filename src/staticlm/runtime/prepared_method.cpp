@@ -59,6 +59,7 @@ class PreparedMethod::Builder {
       }
     }
     record_io_uses();
+    find_row_positions();
     return std::move(out_);
   }
 
@@ -398,6 +399,38 @@ class PreparedMethod::Builder {
               {static_cast<uint32_t>(s), DelegateIoRole::kOutput, static_cast<uint32_t>(p)});
         }
       }
+    }
+  }
+
+  // The method input every rope / attention / kv_cache_update reads its positions from, if they
+  // all read the same one: its leading negative entries are the chunk's padding rows.
+  void find_row_positions() {
+    int32_t found = -1;
+    for (const InstructionSpec& instruction : spec_.instructions) {
+      const auto* call = std::get_if<KernelCallSpec>(&instruction);
+      if (call == nullptr) {
+        continue;
+      }
+      const size_t operand = call->op == "rope"              ? 1
+                             : call->op == "attention"       ? 3
+                             : call->op == "kv_cache_update" ? 2
+                                                             : 0;
+      if (operand == 0 || operand >= call->inputs.size()) {
+        continue;
+      }
+      const int32_t value = call->inputs[operand];
+      if (value < 0 || (found >= 0 && value != found)) {
+        return;  // absent, or two different position tensors: no padding is inferred
+      }
+      found = value;
+    }
+    if (found < 0 || out_->storage_[static_cast<size_t>(found)] != ValueStorage::kInput) {
+      return;
+    }
+    const TensorSpec& spec = out_->specs_[static_cast<size_t>(found)];
+    if (spec.shape.size() == 1 && (spec.dtype == DType::kI32 || spec.dtype == DType::kI64)) {
+      out_->row_positions_value_ = found;
+      out_->chunk_rows_ = spec.shape[0];
     }
   }
 

@@ -128,6 +128,9 @@ class PreparedMethod {
   uint32_t arena_alignment_ = 64;
   std::vector<Step> steps_;
   std::vector<InstructionChoice> choices_;
+  // The input holding the positions of the chunk's rows (see KernelContext::padding_rows), or -1.
+  int32_t row_positions_value_ = -1;
+  int64_t chunk_rows_ = 0;
 };
 
 }  // namespace staticlm

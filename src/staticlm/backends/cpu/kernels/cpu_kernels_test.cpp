@@ -9,6 +9,7 @@
 
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
+#include "staticlm/core/thread_pool.h"
 
 namespace staticlm {
 namespace {
@@ -106,6 +107,51 @@ TEST_P(CpuLinearTest, TakesLeadingDimensionsAsRows) {
   Tensor x = random_tensor(DType::kF32, {2, 3, 20}, rng);
   Tensor weight = random_tensor(DType::kF32, {6, 20}, rng);
   expect_conforms(GetParam(), OpKind::kLinear, {&x, &weight}, {}, 1e-5, 1e-5);
+}
+
+TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(24);
+  const int64_t rows = 7;
+  const int64_t padding = 4;
+  Tensor x = random_tensor(DType::kF32, {rows, 40}, rng);
+  Tensor weight = random_tensor(DType::kF32, {9, 40}, rng);
+  Tensor bias = random_tensor(DType::kF32, {9}, rng);
+  auto want = run_op(OpKind::kLinear, {&x, &weight, &bias});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+
+  const TensorSpec x_spec{DType::kF32, {rows, 40}};
+  const TensorSpec w_spec{DType::kF32, {9, 40}};
+  const TensorSpec b_spec{DType::kF32, {9}};
+  const std::vector<const TensorSpec*> inputs = {&x_spec, &w_spec, &b_spec};
+  const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, 9}}};
+  const Attributes none;
+  auto selected =
+      cpu_registry().select({OpKind::kLinear, inputs, outputs, none}, *cpu_features_for_isa(GetParam().isa));
+  ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+  std::vector<float> out(rows * 9, -123.0f);
+  ThreadPool pool(2);
+  const std::vector<TensorView> in_views = {x.view(), weight.view(), bias.view()};
+  const Shape out_shape = {rows, 9};
+  const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+  KernelContext context{&pool};
+  context.chunk_rows = rows;
+  context.padding_rows = padding;
+  ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+  const std::vector<double> reference = to_doubles((*want)[0]);
+  for (int64_t i = 0; i < rows * 9; ++i) {
+    if (i < padding * 9) {
+      EXPECT_EQ(out[static_cast<size_t>(i)], -123.0f) << "padding element " << i << " was written";
+    } else {
+      EXPECT_NEAR(out[static_cast<size_t>(i)], reference[static_cast<size_t>(i)], 1e-5) << "element " << i;
+    }
+  }
+  // A linear whose rows are not the chunk's computes them all.
+  context.chunk_rows = rows + 1;
+  ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+  EXPECT_NEAR(out[0], reference[0], 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),

@@ -24,6 +24,15 @@ class LinearKernel final : public Kernel {
     op.weight = inputs[1].raw();
     op.bias = inputs.size() > 2 ? inputs[2].raw() : nullptr;
     op.out = outputs[0].data<float>();
+    if (op.rows == context.chunk_rows && context.padding_rows > 0) {
+      // Only the chunk's real rows: a short prompt costs its own tokens, not the chunk's.
+      op.x += context.padding_rows * op.inner;
+      op.out += context.padding_rows * op.columns;
+      op.rows -= context.padding_rows;
+      if (op.rows <= 0) {
+        return ok_status();
+      }
+    }
     const int64_t items = (op.columns + kLinearColumnsPerItem - 1) / kLinearColumnsPerItem;
     const int64_t item_work = std::max<int64_t>(1, op.rows * op.inner * kLinearColumnsPerItem);
     context.thread_pool->parallel_for(
