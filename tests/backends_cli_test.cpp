@@ -111,9 +111,12 @@ TEST(BackendsCli, RefusalsAreOneLineAndNameTheProblem) {
   no_backend.backend_options = testing::text_options({{"soc_model", "SM8650"}});
   Status library = export_hf_static(dir, temp_path("no_backend.slm"), no_backend).status();
   expect_contains(library.message(), "backend options and no-fallback need a backend");
-  CommandResult orphan = run_cli("export " + dir + out + " --option soc_model=SM8650");
-  expect_contains(orphan.err, "need --backend NAME");
-  for (const CommandResult* result : {&qnn, &typo, &fallback, &orphan}) {
+  CommandResult orphan = run_cli("export " + dir + out + " --backend none --option soc_model=SM8650");
+  expect_contains(orphan.err, "need a delegate backend, not --backend none");
+  // Without --backend, export partitions for cpu, whose schema has no soc_model.
+  CommandResult default_cpu = run_cli("export " + dir + out + " --option soc_model=SM8650");
+  expect_contains(default_cpu.err, "unknown option 'soc_model' for backend 'cpu'");
+  for (const CommandResult* result : {&qnn, &typo, &fallback, &orphan, &default_cpu}) {
     EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
   }
 }

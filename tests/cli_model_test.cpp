@@ -45,6 +45,15 @@ TEST_F(CliModelTest, ExportPrintsASummary) {
   EXPECT_NE(exported_.find("exported LlamaForCausalLM -> " + program_), std::string::npos) << exported_;
   EXPECT_NE(exported_.find("prefill (chunk 8), decode (1); max cache length 64"), std::string::npos) << exported_;
   EXPECT_NE(exported_.find("embedded files: tokenizer.json, tokenizer_config.json"), std::string::npos) << exported_;
+  // The cpu backend by default; --backend none keeps every node on the portable kernels.
+  EXPECT_NE(exported_.find("nodes on cpu (1 delegate)"), std::string::npos) << exported_;
+  const std::string portable = test_temp_path("llama3_portable.slm");
+  auto none = run_cli("export " + ref_.dir + " -o " + portable + " --prefill-len 8 --max-cache-len 64 --backend none");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("placement"), std::string::npos) << none.out;
+  auto inspect = run_cli("inspect " + portable + " --json");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_TRUE(nlohmann::json::parse(inspect.out)["delegates"].empty()) << inspect.out;
 }
 
 TEST_F(CliModelTest, LogitsMatchTheReferenceInBothModes) {
@@ -95,9 +104,9 @@ TEST_F(CliModelTest, RunErrorsAreOneLine) {
   EXPECT_NE(malformed.exit_code, 0);
   EXPECT_NE(malformed.err.find("--runtime-option 'isa=avx2': expected BACKEND.KEY=VALUE"), std::string::npos)
       << malformed.err;
-  auto no_such_delegate = run_cli("run " + program_ + " -p hi --runtime-option cpu.isa=avx2");
+  auto no_such_delegate = run_cli("run " + program_ + " -p hi -n 4 --runtime-option qnn.log_level=error");
   EXPECT_NE(no_such_delegate.exit_code, 0);
-  EXPECT_NE(no_such_delegate.err.find("runtime options are given for backend 'cpu', but no delegate"),
+  EXPECT_NE(no_such_delegate.err.find("runtime options are given for backend 'qnn', but no delegate"),
             std::string::npos)
       << no_such_delegate.err;
 
@@ -132,7 +141,7 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
   const double roofline_ms = 1e3 / doc["decode"]["roofline_tokens_per_s"].get<double>();
   EXPECT_NEAR(token_ms - roofline_ms, doc["decode"]["fixed_cost_ms"].get<double>(), 1e-6 * token_ms);
   EXPECT_NEAR(roofline_ms / token_ms, fraction, 1e-9);
-  // Every decode step of this undelegated program runs its parallel ops through the pool.
+  // Every decode step runs its linears through the pool.
   EXPECT_GT(doc["decode"]["barriers_per_token"].get<double>(), 0.0);
   EXPECT_GT(doc["time_to_first_token_s"]["mean"].get<double>(), 0.0);
 

@@ -1,7 +1,7 @@
 // `staticlm export HF_DIR -o model.slm [...]`: a Hugging Face checkpoint to an hf_static v1
-// program, with a progress bar on a terminal and a summary at the end. `--backend NAME` with
-// `--option key=value ...` / `--options FILE.json` partitions it for a delegate backend
-// (docs/backends.md); `--no-fallback` makes any node the backend does not take an error.
+// program, with a progress bar on a terminal and a summary at the end. It partitions for the
+// `cpu` backend unless `--backend NAME` names another (or `none`), with `--option key=value ...` /
+// `--options FILE.json` (docs/backends.md); `--no-fallback` makes any node the backend does not take an error.
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +20,9 @@
 namespace staticlm::cli {
 namespace {
 
+// `--backend none`: no delegates, every node on the portable reference kernels (the oracle).
+constexpr std::string_view kNoBackend = "none";
+
 constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"weight_dtype", "--dtype"},
                                                                           {"prefill_len", "--prefill-len"},
                                                                           {"max_cache_len", "--max-cache-len"},
@@ -35,7 +38,7 @@ struct ExportArgs {
   std::string cache_dtype = "f32";
   std::string kv_update = "in-place";
   std::string logits = "all";
-  std::string backend;
+  std::string backend = "cpu";       // the fast host backend; kNoBackend for the portable reference
   std::vector<std::string> options;  // key=value
   std::string options_file;
   bool no_fallback = false;
@@ -85,13 +88,14 @@ Status run_export(const ExportArgs& args) {
     options.on_progress = draw_progress;
   }
   BackendRegistry backends;
-  if (!args.backend.empty()) {
+  if (args.backend != kNoBackend) {
     STATICLM_RETURN_IF_ERROR(register_builtin_backends(backends));
     STATICLM_ASSIGN_OR_RETURN(options.backend, backends.get(args.backend));
     STATICLM_ASSIGN_OR_RETURN(options.backend_options, backend_options(args));
     options.no_fallback = args.no_fallback;
   } else if (!args.options.empty() || !args.options_file.empty() || args.no_fallback) {
-    return invalid_argument("--option, --options and --no-fallback need --backend NAME (see `staticlm backends`)");
+    return invalid_argument("--option, --options and --no-fallback need a delegate backend, not --backend ", kNoBackend,
+                            " (see `staticlm backends`)");
   }
   const auto start = std::chrono::steady_clock::now();
   auto exported = export_hf_static(args.model_dir, args.output, options);
@@ -149,7 +153,10 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--logits", args->logits, "Logits of every chunk position, or only the last")
       ->check(CLI::IsMember({"all", "last"}))
       ->capture_default_str();
-  app->add_option("--backend", args->backend, "Delegate backend to partition for (see `staticlm backends`)");
+  app->add_option("--backend", args->backend,
+                  "Delegate backend to partition for (see `staticlm backends`); none = every node on the portable "
+                  "reference kernels")
+      ->capture_default_str();
   app->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -11,6 +11,12 @@
 
 namespace staticlm::cpu {
 
-Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearColumnsFn columns_fn);
+// The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more.
+struct LinearEntryPoints {
+  LinearColumnsFn gemv = nullptr;
+  LinearColumnsFn gemm = nullptr;
+};
+
+Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
 
 }  // namespace staticlm::cpu

@@ -65,7 +65,7 @@ bool is_plain_float(DType dtype) {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearColumnsFn columns_fn) {
+Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points) {
   STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 2, 3));
   const TensorSpec& x = *signature.inputs[0];
   const TensorSpec& weight = *signature.inputs[1];
@@ -84,7 +84,7 @@ Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signat
   shape.columns = weight.shape[0];
   shape.weight_dtype = weight.dtype;
   shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
-  return std::make_unique<LinearKernel>(columns_fn, shape);
+  return std::make_unique<LinearKernel>(shape.rows == 1 ? entry_points.gemv : entry_points.gemm, shape);
 }
 
 }  // namespace staticlm::cpu

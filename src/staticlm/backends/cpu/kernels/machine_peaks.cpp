@@ -103,6 +103,27 @@ uint64_t sum_words(const uint64_t* data, size_t count) {
   return total;
 }
 
+// The same with 256-bit loads, four in flight per step: the way the GEMV reads its weights, so
+// the roofline is what such a loop can reach (the plain loop above measures lower on Zen 4).
+__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* data, size_t count) {
+  __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    s0 = _mm256_add_epi64(s0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i)));
+    s1 = _mm256_add_epi64(s1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 4)));
+    s2 = _mm256_add_epi64(s2, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 8)));
+    s3 = _mm256_add_epi64(s3, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(data + i + 12)));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3)));
+  uint64_t total = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < count; ++i) {
+    total += data[i];
+  }
+  return total;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -124,6 +145,7 @@ Result<double> measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes
   // Chunks of 1 MiB, claimed by whichever thread is free.
   const int64_t chunk_words = int64_t{1} << 17;
   const int64_t chunks = (static_cast<int64_t>(words) + chunk_words - 1) / chunk_words;
+  const bool avx2 = CpuFeatures::host().has(CpuFeature::kAvx2);
   double best = 0.0;
   for (int pass = 0; pass < passes; ++pass) {
     std::atomic<uint64_t> total{0};
@@ -131,7 +153,9 @@ Result<double> measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes
     pool.parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
       const size_t first = static_cast<size_t>(begin * chunk_words);
       const size_t last = std::min(words, static_cast<size_t>(end * chunk_words));
-      total.fetch_add(sum_words(data.data() + first, last - first), std::memory_order_relaxed);
+      total.fetch_add(
+          avx2 ? sum_words_avx2(data.data() + first, last - first) : sum_words(data.data() + first, last - first),
+          std::memory_order_relaxed);
     });
     const double seconds = seconds_since(start);
     if (total.load() != words) {  // every word is 1: a wrong sum means a wrong split

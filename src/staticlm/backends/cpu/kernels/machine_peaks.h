@@ -14,7 +14,8 @@
 namespace staticlm::cpu {
 
 // The best of `passes` timed reads of a `bytes` buffer (touched first, far larger than the last
-// level cache for a meaningful number), split over the pool, in bytes per second. Fails with
+// level cache for a meaningful number), split over the pool, with 256-bit loads where the CPU has
+// AVX2 (as the kernels read), in bytes per second. Fails with
 // ResourceExhausted when the buffer cannot be allocated, InvalidArgument for zero sizes.
 Result<double> measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes);
 
