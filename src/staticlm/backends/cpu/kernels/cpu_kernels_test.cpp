@@ -76,13 +76,26 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa << " (it has: " << CpuFeatures::host().to_string() << ")";
   }
   std::mt19937 rng(21);
-  // Rows: decode (1), fewer than a tile, a tile and a remainder. Inner: below, at and off the
+  // Rows: decode (1), fewer than a tile, a tile and a remainder, a chunk. Inner: below, at and off the
   // vector width. Columns: each remainder of the 4-wide tile.
   const std::vector<LinearCase> cases = {
-      {DType::kF32, 1, 576, 37, false}, {DType::kF32, 5, 33, 9, true},   {DType::kF32, 9, 16, 4, false},
-      {DType::kF32, 3, 7, 6, true},     {DType::kF32, 4, 1, 3, false},   {DType::kF16, 1, 100, 13, true},
-      {DType::kF16, 7, 48, 10, false},  {DType::kF16, 2, 5, 5, false},   {DType::kBF16, 1, 257, 11, false},
-      {DType::kBF16, 6, 64, 7, true},   {DType::kBF16, 13, 9, 2, false}, {DType::kF32, 64, 96, 130, true},
+      {DType::kF32, 1, 576, 37, false},
+      {DType::kF32, 5, 33, 9, true},
+      {DType::kF32, 9, 16, 4, false},
+      {DType::kF32, 3, 7, 6, true},
+      {DType::kF32, 4, 1, 3, false},
+      {DType::kF16, 1, 100, 13, true},
+      {DType::kF16, 7, 48, 10, false},
+      {DType::kF16, 2, 5, 5, false},
+      {DType::kBF16, 1, 257, 11, false},
+      {DType::kBF16, 6, 64, 7, true},
+      {DType::kBF16, 13, 9, 2, false},
+      {DType::kF32, 64, 96, 130, true},
+      // The packed GEMM (32 rows or more): several K blocks of 256, partial panels of 32 columns.
+      {DType::kF32, 40, 600, 70, true},
+      {DType::kF16, 33, 300, 33, false},
+      {DType::kBF16, 48, 257, 40, true},
+      {DType::kF32, 32, 512, 64, false},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns

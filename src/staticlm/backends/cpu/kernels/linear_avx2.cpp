@@ -1,5 +1,6 @@
 // The linear tiles for AVX2 with FMA and F16C: 8 floats per register, tiles of 2 rows x 4 weight
-// rows (8 accumulators of the 16 registers), tails by masked loads (f32) or a zero-padded copy.
+// rows and packed-GEMM micro-kernels of 2 rows x 32 columns (8 accumulators of the 16 registers),
+// tails by masked loads (f32) or a zero-padded copy.
 #include <immintrin.h>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
@@ -28,6 +29,9 @@ struct Avx2 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
   }
 
+  static constexpr int kPanelRows = 2;  // 2 x 4 accumulators: 32 columns in 16 registers
+  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
@@ -55,8 +59,8 @@ struct Avx2 {
 
 }  // namespace
 
-void linear_columns_avx2(const LinearOperands& operands, int64_t item_begin, int64_t item_end) {
-  tiles::linear_columns<Avx2>(operands, item_begin, item_end);
+void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
+  tiles::linear_columns<Avx2>(operands, n_begin, n_end, scratch);
 }
 
 }  // namespace staticlm::cpu

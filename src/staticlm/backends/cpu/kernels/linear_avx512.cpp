@@ -1,5 +1,6 @@
 // The linear tiles for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, tiles
-// of 4 rows x 4 weight rows (16 accumulators of the 32 registers), tails by masked loads.
+// of 4 rows x 4 weight rows (16 accumulators of the 32 registers) and packed-GEMM micro-kernels
+// of 6 rows x 32 columns (12 accumulators), tails by masked loads.
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -26,6 +27,9 @@ struct Avx512 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
   }
 
+  static constexpr int kPanelRows = 6;
+  static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
@@ -49,8 +53,8 @@ struct Avx512 {
 
 }  // namespace
 
-void linear_columns_avx512(const LinearOperands& operands, int64_t item_begin, int64_t item_end) {
-  tiles::linear_columns<Avx512>(operands, item_begin, item_end);
+void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
+  tiles::linear_columns<Avx512>(operands, n_begin, n_end, scratch);
 }
 
 }  // namespace staticlm::cpu

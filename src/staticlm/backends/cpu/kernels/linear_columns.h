@@ -2,7 +2,9 @@
 // Hugging Face's [N, K] row-major layout. That layout already keeps each output's weights
 // contiguous along K, which is what both the decode GEMV (one stream per output row) and the
 // prefill GEMM (a tile of weight rows reused for every row of the chunk) read; the kernels take
-// it as exported, without a repack.
+// it as exported: the GEMM packs each 32-column panel of it (widened to f32) per call into a
+// small per-thread buffer, BLAS-style, which costs one read of the weights per call and is
+// reused by every row of the chunk; nothing is repacked at load.
 //
 // One function per instruction set, each in a file compiled for that set alone (a target pragma,
 // so nothing else in the binary needs it); callers pick one after checking the CPU.
@@ -26,15 +28,28 @@ struct LinearOperands {
   DType bias_dtype = DType::kF32;
 };
 
-// How many output columns one work item covers: the tiles below are this wide, so a thread's
-// range of items maps to whole tiles.
+// Work is split over output columns in whole tiles: 4 columns for the GEMV and the small-row
+// tiles, a 32-column panel for the packed GEMM (at least kPackedMinRows rows: below that, packing
+// the panel costs more than the tiles lose).
 inline constexpr int64_t kLinearColumnsPerItem = 4;
+inline constexpr int64_t kPanelColumns = 32;
+inline constexpr int64_t kPackedMinRows = 32;
 
-// Computes columns [item_begin * 4, min(item_end * 4, columns)) of every row, without the bias
-// (the caller adds it: the ISA files touch nothing but registers and memory).
-using LinearColumnsFn = void (*)(const LinearOperands& operands, int64_t item_begin, int64_t item_end);
+inline int64_t linear_columns_per_item(int64_t rows) {
+  return rows >= kPackedMinRows ? kPanelColumns : kLinearColumnsPerItem;
+}
 
-void linear_columns_avx512(const LinearOperands& operands, int64_t item_begin, int64_t item_end);
-void linear_columns_avx2(const LinearOperands& operands, int64_t item_begin, int64_t item_end);
+// Computes columns [n_begin, n_end) of every row, without the bias (the caller adds it: the ISA
+// files touch nothing but registers and memory). n_begin is a multiple of
+// linear_columns_per_item(rows); `scratch` holds at least linear_scratch_floats(inner) floats
+// (the packed panel), owned by the calling thread.
+using LinearColumnsFn = void (*)(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+
+// K is packed in blocks of this many (a 32 x 256 f32 panel is 32 KiB: it stays in L1 / L2).
+inline constexpr int64_t kPackedInnerBlock = 256;
+inline constexpr int64_t kLinearScratchFloats = kPanelColumns * kPackedInnerBlock;
+
+void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 }  // namespace staticlm::cpu

@@ -13,6 +13,12 @@ namespace {
 // Roughly how many multiply-adds a range should hold before it is worth a thread.
 constexpr int64_t kMinRangeWork = 1 << 15;
 
+// The packed GEMM's panel: per thread, so concurrent sessions never share one; allocated once.
+float* thread_scratch() {
+  alignas(64) static thread_local float scratch[kLinearScratchFloats];
+  return scratch;
+}
+
 class LinearKernel final : public Kernel {
  public:
   LinearKernel(LinearColumnsFn columns_fn, LinearOperands shape) : columns_fn_(columns_fn), shape_(shape) {}
@@ -33,15 +39,18 @@ class LinearKernel final : public Kernel {
         return ok_status();
       }
     }
-    const int64_t items = (op.columns + kLinearColumnsPerItem - 1) / kLinearColumnsPerItem;
-    const int64_t item_work = std::max<int64_t>(1, op.rows * op.inner * kLinearColumnsPerItem);
-    context.thread_pool->parallel_for(
-        items, std::max<int64_t>(1, kMinRangeWork / item_work), [&](int64_t begin, int64_t end) {
-          columns_fn_(op, begin, end);
-          if (op.bias != nullptr) {
-            add_bias(op, begin * kLinearColumnsPerItem, std::min(end * kLinearColumnsPerItem, op.columns));
-          }
-        });
+    const int64_t per_item = linear_columns_per_item(op.rows);
+    const int64_t items = (op.columns + per_item - 1) / per_item;
+    const int64_t item_work = std::max<int64_t>(1, op.rows * op.inner * per_item);
+    context.thread_pool->parallel_for(items, std::max<int64_t>(1, kMinRangeWork / item_work),
+                                      [&](int64_t begin, int64_t end) {
+                                        const int64_t n_begin = begin * per_item;
+                                        const int64_t n_end = std::min(end * per_item, op.columns);
+                                        columns_fn_(op, n_begin, n_end, thread_scratch());
+                                        if (op.bias != nullptr) {
+                                          add_bias(op, n_begin, n_end);
+                                        }
+                                      });
     return ok_status();
   }
 

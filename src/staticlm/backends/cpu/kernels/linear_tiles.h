@@ -3,8 +3,10 @@
 // for its own set. Include it only there, after the pragma and inside no namespace.
 //
 // V provides: Reg, kWidth (floats per Reg), kTileRows (rows of x per tile), zero(), fma(a, b, c)
-// = a * b + c, add(a, b), hsum(r), load(T{}, p) and load_tail(T{}, p, n) for T in F32 / F16 / Bf16 (n < kWidth
-// elements, the rest zero). It includes only declarations: anything inline defined after the
+// = a * b + c, add(a, b), hsum(r), broadcast(p) (*p in every lane), store(p, r), kPanelRows (rows
+// of the packed GEMM's micro-kernel), load(T{}, p) and load_tail(T{}, p, n) for T in F32 / F16 / Bf16 (n < kWidth
+// elements, the rest zero). Loops over a tile's registers carry `#pragma GCC unroll`: at -O2 g++
+// would otherwise keep the accumulators in memory. It includes only declarations: anything inline defined after the
 // pragma would be compiled for the ISA and could be merged into callers that run anywhere.
 #pragma once
 
@@ -32,15 +34,19 @@ void tile(const LinearOperands& op, int64_t m0, int64_t n0) {
   using Elem = typename T::Elem;
   const int64_t inner = op.inner;
   const float* x[ROWS];
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i) {
     x[i] = op.x + (m0 + i) * inner;
   }
   const Elem* w[COLS];
+#pragma GCC unroll 16
   for (int j = 0; j < COLS; ++j) {
     w[j] = static_cast<const Elem*>(op.weight) + (n0 + j) * inner;
   }
   typename V::Reg acc[ROWS][COLS];
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i) {
+#pragma GCC unroll 16
     for (int j = 0; j < COLS; ++j) {
       acc[i][j] = V::zero();
     }
@@ -48,11 +54,14 @@ void tile(const LinearOperands& op, int64_t m0, int64_t n0) {
   int64_t k = 0;
   for (; k + V::kWidth <= inner; k += V::kWidth) {
     typename V::Reg wv[COLS];
+#pragma GCC unroll 16
     for (int j = 0; j < COLS; ++j) {
       wv[j] = V::load(T{}, w[j] + k);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
       const typename V::Reg xv = V::load(F32{}, x[i] + k);
+#pragma GCC unroll 16
       for (int j = 0; j < COLS; ++j) {
         acc[i][j] = V::fma(xv, wv[j], acc[i][j]);
       }
@@ -61,17 +70,22 @@ void tile(const LinearOperands& op, int64_t m0, int64_t n0) {
   if (k < inner) {
     const int rest = static_cast<int>(inner - k);
     typename V::Reg wv[COLS];
+#pragma GCC unroll 16
     for (int j = 0; j < COLS; ++j) {
       wv[j] = V::load_tail(T{}, w[j] + k, rest);
     }
+#pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
       const typename V::Reg xv = V::load_tail(F32{}, x[i] + k, rest);
+#pragma GCC unroll 16
       for (int j = 0; j < COLS; ++j) {
         acc[i][j] = V::fma(xv, wv[j], acc[i][j]);
       }
     }
   }
+#pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i) {
+#pragma GCC unroll 16
     for (int j = 0; j < COLS; ++j) {
       op.out[(m0 + i) * op.columns + n0 + j] = V::hsum(acc[i][j]);
     }
@@ -119,15 +133,127 @@ void column_tile(const LinearOperands& op, int64_t n0) {
   }
 }
 
+// The packed GEMM, for a chunk of rows: W's columns [n0, n0 + 32) x [k0, k0 + kb) transposed into
+// panel[k][j] (widened to f32, zero past the last column), then every block of ROWS rows runs a
+// broadcast micro-kernel over it: per k, two panel registers (32 columns) and one broadcast x
+// value per row feed 2 * ROWS accumulators, with no horizontal sums. Partial sums of earlier K
+// blocks are read back from `out`.
 template <class V, class T>
-void columns(const LinearOperands& op, int64_t item_begin, int64_t item_end) {
+void pack_panel(const LinearOperands& op, int64_t n0, int64_t k0, int64_t kb, float* panel) {
+  using Elem = typename T::Elem;
+  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
+  alignas(64) float lane[V::kWidth];
+  for (int64_t j = 0; j < kPanelColumns; ++j) {
+    if (j >= cols) {
+      for (int64_t k = 0; k < kb; ++k) {
+        panel[k * kPanelColumns + j] = 0.0f;
+      }
+      continue;
+    }
+    const Elem* w = static_cast<const Elem*>(op.weight) + (n0 + j) * op.inner + k0;
+    for (int64_t k = 0; k < kb; k += V::kWidth) {
+      const int rest = kb - k < V::kWidth ? static_cast<int>(kb - k) : V::kWidth;
+      V::store(lane, rest == V::kWidth ? V::load(T{}, w + k) : V::load_tail(T{}, w + k, rest));
+      for (int i = 0; i < rest; ++i) {
+        panel[(k + i) * kPanelColumns + j] = lane[i];
+      }
+    }
+  }
+}
+
+template <class V, int ROWS>
+void panel_rows(const LinearOperands& op, const float* panel, int64_t m0, int64_t n0, int64_t k0, int64_t kb) {
+  constexpr int kRegs = static_cast<int>(kPanelColumns) / V::kWidth;
+  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
+  const bool full = cols == kPanelColumns;
+  typename V::Reg acc[ROWS][kRegs];
+  alignas(64) float partial[kPanelColumns];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    float* out = op.out + (m0 + r) * op.columns + n0;
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      acc[r][c] = V::zero();
+    }
+    if (k0 == 0) {
+      continue;
+    }
+    if (!full) {
+      for (int64_t j = 0; j < kPanelColumns; ++j) {
+        partial[j] = j < cols ? out[j] : 0.0f;
+      }
+      out = partial;
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      acc[r][c] = V::load(F32{}, out + c * V::kWidth);
+    }
+  }
+  const float* x[ROWS];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    x[r] = op.x + (m0 + r) * op.inner + k0;
+  }
+  for (int64_t k = 0; k < kb; ++k) {
+    typename V::Reg w[kRegs];
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      w[c] = V::load(F32{}, panel + k * kPanelColumns + c * V::kWidth);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+      const typename V::Reg b = V::broadcast(x[r] + k);
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs; ++c) {
+        acc[r][c] = V::fma(b, w[c], acc[r][c]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    float* out = op.out + (m0 + r) * op.columns + n0;
+    float* target = full ? out : partial;
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      V::store(target + c * V::kWidth, acc[r][c]);
+    }
+    if (!full) {
+      for (int64_t j = 0; j < cols; ++j) {
+        out[j] = partial[j];
+      }
+    }
+  }
+}
+
+template <class V, class T>
+void packed_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* panel) {
+  constexpr int kRows = V::kPanelRows;
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += kPanelColumns) {
+    for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
+      const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
+      pack_panel<V, T>(op, n0, k0, kb, panel);
+      int64_t m = 0;
+      for (; m + kRows <= op.rows; m += kRows) {
+        panel_rows<V, kRows>(op, panel, m, n0, k0, kb);
+      }
+      for (; m < op.rows; ++m) {
+        panel_rows<V, 1>(op, panel, m, n0, k0, kb);
+      }
+    }
+  }
+}
+
+template <class V, class T>
+void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
   if (op.rows == 1) {
-    const int64_t n_end = item_end * kLinearColumnsPerItem;
-    gemv_rows<V, T>(op, item_begin * kLinearColumnsPerItem, n_end < op.columns ? n_end : op.columns);
+    gemv_rows<V, T>(op, n_begin, n_end);
     return;
   }
-  for (int64_t item = item_begin; item < item_end; ++item) {
-    const int64_t n0 = item * kLinearColumnsPerItem;
+  if (op.rows >= kPackedMinRows) {
+    packed_gemm<V, T>(op, n_begin, n_end, scratch);
+    return;
+  }
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += kLinearColumnsPerItem) {
     switch (op.columns - n0) {
       case 1: column_tile<V, T, 1>(op, n0); break;
       case 2: column_tile<V, T, 2>(op, n0); break;
@@ -138,11 +264,11 @@ void columns(const LinearOperands& op, int64_t item_begin, int64_t item_end) {
 }
 
 template <class V>
-void linear_columns(const LinearOperands& op, int64_t item_begin, int64_t item_end) {
+void linear_columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
   switch (op.weight_dtype) {
-    case DType::kF16: columns<V, F16>(op, item_begin, item_end); break;
-    case DType::kBF16: columns<V, Bf16>(op, item_begin, item_end); break;
-    default: columns<V, F32>(op, item_begin, item_end); break;
+    case DType::kF16: columns<V, F16>(op, n_begin, n_end, scratch); break;
+    case DType::kBF16: columns<V, Bf16>(op, n_begin, n_end, scratch); break;
+    default: columns<V, F32>(op, n_begin, n_end, scratch); break;
   }
 }
 

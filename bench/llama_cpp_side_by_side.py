@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""staticlm beside llama.cpp on the same random-weight checkpoints, run interleaved (A B A B), at
+matched precision. Run by hand (building the peer takes about 10 minutes on 2 cores); never in CI.
+
+The peer is llama.cpp's CPU backend from the source tree the npm package node-llama-cpp ships
+(pinned below: its package holds the tree as a git bundle), built with -DGGML_NATIVE=ON, no
+downloads of its own. The GGUFs are written by bench/hf_to_gguf.py with that tree's gguf-py (f32)
+and made f16 / bf16 by its llama-quantize, as users make them. Each round runs, per precision,
+`llama-bench -p P -n N -t T -r 1 -o json` and `staticlm bench -p P -n N -t T -r 1 --json`; the
+report gives medians and ratios (staticlm / llama.cpp), and staticlm's roofline fraction.
+
+  bench/llama_cpp_side_by_side.py --build-peer          # once: npm pack, clone, build
+  bench/llama_cpp_side_by_side.py --shape smollm-135m --rounds 3
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+NODE_LLAMA_CPP = "node-llama-cpp@3.22.1"
+PEER = os.path.join(ROOT, "build", "peer", "llama.cpp")
+WORK = os.path.join(ROOT, "build", "bench")
+PYTHON = "/usr/bin/python3"
+
+
+def run(command, **kwargs):
+    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if done.returncode != 0:
+        sys.exit(f"side_by_side: {' '.join(command)} failed ({done.returncode}):\n{done.stderr.strip()[-2000:]}")
+    return done.stdout
+
+
+def build_peer():
+    os.makedirs(os.path.dirname(PEER), exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tarball = run(["npm", "pack", NODE_LLAMA_CPP, "--silent"], cwd=tmp).strip().splitlines()[-1]
+        run(["tar", "xzf", tarball, "package/llama/gitRelease.bundle"], cwd=tmp)
+        if os.path.exists(PEER):
+            shutil.rmtree(PEER)
+        run(["git", "clone", "-q", os.path.join(tmp, "package/llama/gitRelease.bundle"), PEER])
+    run(["cmake", "-S", PEER, "-B", os.path.join(PEER, "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+         "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_SERVER=OFF"])
+    run(["cmake", "--build", os.path.join(PEER, "build"), "--target", "llama-bench", "llama-quantize", "-j",
+         str(os.cpu_count() or 2)])
+
+
+def prepare(shape, precisions, staticlm, prompt_tokens, decode_tokens):
+    """Checkpoint, staticlm programs and GGUFs of one shape; returns {precision: (program, gguf)}."""
+    checkpoint = os.path.join(WORK, shape)
+    if not os.path.exists(os.path.join(checkpoint, "config.json")):
+        run([PYTHON, os.path.join(ROOT, "scripts", "shaped_checkpoint.py"), shape, checkpoint])
+    f32_gguf = os.path.join(WORK, f"{shape}-f32.gguf")
+    if not os.path.exists(f32_gguf):
+        run([PYTHON, os.path.join(ROOT, "bench", "hf_to_gguf.py"), checkpoint, f32_gguf, "--gguf-py",
+             os.path.join(PEER, "gguf-py")])
+    cases = {}
+    cache = max(512, prompt_tokens + decode_tokens + 16)
+    for precision in precisions:
+        program = os.path.join(WORK, f"{shape}-{precision}-cpu.slm")
+        run([staticlm, "export", checkpoint, "-o", program, "--dtype", precision, "--prefill-len",
+             str(prompt_tokens), "--max-cache-len", str(cache), "--backend", "cpu"])
+        gguf = f32_gguf if precision == "f32" else os.path.join(WORK, f"{shape}-{precision}.gguf")
+        if not os.path.exists(gguf):
+            run([os.path.join(PEER, "build", "bin", "llama-quantize"), f32_gguf, gguf, precision.upper()])
+        cases[precision] = (program, gguf)
+    return cases
+
+
+def llama_bench(gguf, args):
+    out = json.loads(run([os.path.join(PEER, "build", "bin", "llama-bench"), "-m", gguf, "-p",
+                          str(args.prompt_tokens), "-n", str(args.decode_tokens), "-t", str(args.threads), "-r", "1",
+                          "-o", "json"]))
+    pp = next(r["avg_ts"] for r in out if r["n_prompt"] == args.prompt_tokens and r["n_gen"] == 0)
+    tg = next(r["avg_ts"] for r in out if r["n_gen"] == args.decode_tokens and r["n_prompt"] == 0)
+    return pp, tg
+
+
+def staticlm_bench(staticlm, program, args):
+    doc = json.loads(run([staticlm, "bench", program, "--json", "-p", str(args.prompt_tokens), "-n",
+                          str(args.decode_tokens), "-t", str(args.threads), "-r", "1"]))
+    return doc["prefill"]["tokens_per_s"], doc["decode"]["tokens_per_s"], doc["decode"]["roofline_fraction"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build-peer", action="store_true", help=f"build llama.cpp from {NODE_LLAMA_CPP} and exit")
+    parser.add_argument("--shape", action="append", choices=["smollm-135m", "llama-3.2-1b"])
+    parser.add_argument("--precision", default="f32,f16,bf16")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("-p", "--prompt-tokens", type=int, default=128)
+    parser.add_argument("-n", "--decode-tokens", type=int, default=64)
+    parser.add_argument("-t", "--threads", type=int, default=2)
+    parser.add_argument("--staticlm", default=os.path.join(ROOT, "build", "release", "bin", "staticlm"))
+    args = parser.parse_args()
+    if args.build_peer:
+        build_peer()
+        return
+    if not os.path.exists(os.path.join(PEER, "build", "bin", "llama-bench")):
+        sys.exit(f"side_by_side: no llama-bench under {PEER}; run with --build-peer first")
+    precisions = args.precision.split(",")
+    for shape in args.shape or ["smollm-135m"]:
+        cases = prepare(shape, precisions, args.staticlm, args.prompt_tokens, args.decode_tokens)
+        results = {p: {"llama_pp": [], "llama_tg": [], "slm_pp": [], "slm_tg": [], "roofline": []} for p in precisions}
+        for round_index in range(args.rounds):
+            for precision in precisions:
+                program, gguf = cases[precision]
+                pp, tg = llama_bench(gguf, args)
+                results[precision]["llama_pp"].append(pp)
+                results[precision]["llama_tg"].append(tg)
+                pp, tg, roofline = staticlm_bench(args.staticlm, program, args)
+                results[precision]["slm_pp"].append(pp)
+                results[precision]["slm_tg"].append(tg)
+                results[precision]["roofline"].append(roofline)
+            print(f"{shape}: round {round_index + 1}/{args.rounds} done", file=sys.stderr)
+        print(f"\n{shape}, {args.threads} threads, {args.rounds} rounds interleaved, medians (tokens/s)\n")
+        print(f"| precision | llama.cpp pp{args.prompt_tokens} | staticlm pp{args.prompt_tokens} | ratio "
+              f"| llama.cpp tg{args.decode_tokens} | staticlm tg{args.decode_tokens} | ratio | staticlm roofline |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for precision in precisions:
+            m = {key: statistics.median(values) for key, values in results[precision].items()}
+            print(f"| {precision} | {m['llama_pp']:.1f} | {m['slm_pp']:.1f} | {m['slm_pp'] / m['llama_pp']:.2f} "
+                  f"| {m['llama_tg']:.1f} | {m['slm_tg']:.1f} | {m['slm_tg'] / m['llama_tg']:.2f} "
+                  f"| {m['roofline']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
