@@ -62,8 +62,9 @@ def prepare(shape, precisions, staticlm, prompt_tokens, decode_tokens):
     cache = max(512, prompt_tokens + decode_tokens + 16)
     for precision in precisions:
         program = os.path.join(WORK, f"{shape}-{precision}-cpu.slm")
+        # --logits last: llama-bench's prefill computes the logits of the last token only.
         run([staticlm, "export", checkpoint, "-o", program, "--dtype", precision, "--prefill-len",
-             str(prompt_tokens), "--max-cache-len", str(cache), "--backend", "cpu"])
+             str(prompt_tokens), "--max-cache-len", str(cache), "--backend", "cpu", "--logits", "last"])
         gguf = f32_gguf if precision == "f32" else os.path.join(WORK, f"{shape}-{precision}.gguf")
         if not os.path.exists(gguf):
             run([os.path.join(PEER, "build", "bin", "llama-quantize"), f32_gguf, gguf, precision.upper()])

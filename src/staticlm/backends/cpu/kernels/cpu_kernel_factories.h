@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "staticlm/backends/cpu/kernels/attention_rows.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
 #include "staticlm/core/result.h"
 #include "staticlm/runtime/kernel.h"
@@ -18,5 +19,7 @@ struct LinearEntryPoints {
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
+
+Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
 
 }  // namespace staticlm::cpu

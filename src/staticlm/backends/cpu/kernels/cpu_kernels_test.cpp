@@ -170,6 +170,61 @@ TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),
                          [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
 
+struct AttentionCase {
+  DType cache;
+  int64_t seq, query_heads, kv_heads, cache_len, head_dim;
+  std::vector<int64_t> positions;  // -1: a padding row
+};
+
+class CpuAttentionTest : public ::testing::TestWithParam<IsaPath> {};
+
+TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(25);
+  // Head dims below, at and off the vector widths; grouped and ungrouped heads; a decode row late
+  // in the cache; a left-padded chunk; f32 and f16 caches.
+  const std::vector<AttentionCase> cases = {
+      {DType::kF32, 1, 9, 3, 64, 64, {40}},
+      {DType::kF16, 1, 4, 4, 16, 20, {15}},
+      {DType::kF32, 5, 6, 2, 12, 37, {-1, -1, 2, 3, 4}},
+      {DType::kF16, 4, 8, 1, 9, 8, {0, 1, 2, 8}},
+      {DType::kF32, 3, 2, 1, 70, 130, {66, 67, 69}},
+  };
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.cache) << " seq " << c.seq << " heads " << c.query_heads << "/"
+                                    << c.kv_heads << " cache " << c.cache_len << " dim " << c.head_dim);
+    Tensor q = random_tensor(DType::kF32, {1, c.seq, c.query_heads, c.head_dim}, rng);
+    Tensor k = random_tensor(c.cache, {1, c.kv_heads, c.cache_len, c.head_dim}, rng);
+    Tensor v = random_tensor(c.cache, {1, c.kv_heads, c.cache_len, c.head_dim}, rng);
+    Tensor positions = portable_test::index_tensor(DType::kI64, c.positions);
+    expect_conforms(GetParam(), OpKind::kAttention, {&q, &k, &v, &positions}, {}, 1e-5, 1e-6);
+  }
+}
+
+TEST_P(CpuAttentionTest, RefusesAPositionPastTheCache) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(26);
+  Tensor q = random_tensor(DType::kF32, {1, 2, 2, 16}, rng);
+  Tensor k = random_tensor(DType::kF32, {1, 1, 8, 16}, rng);
+  Tensor positions = portable_test::index_tensor(DType::kI32, {3, 8});
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kAttention,
+                         {&q, &k, &k, &positions}, {}, &kernel_name);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(kernel_name.rfind(GetParam().prefix, 0), 0u) << kernel_name;
+  EXPECT_EQ(got.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(got.status().message().find("attention: position 8 at row 1 is outside the cache length 8"),
+            std::string::npos)
+      << got.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, ::testing::ValuesIn(kPaths),
+                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+
 TEST(CpuKernelsTest, QuantizedWeightsFallBackToPortable) {
   KernelRegistry registry;
   ASSERT_TRUE(register_cpu_kernels(registry).ok());

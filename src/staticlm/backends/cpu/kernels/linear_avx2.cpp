@@ -9,58 +9,12 @@
 #pragma GCC target("avx2,fma,f16c")
 
 #include "staticlm/backends/cpu/kernels/linear_tiles.h"
+#include "staticlm/backends/cpu/kernels/simd_avx2.h"
 
 namespace staticlm::cpu {
-namespace {
-
-struct Avx2 {
-  using Reg = __m256;
-  static constexpr int kWidth = 8;
-  static constexpr int kTileRows = 2;
-
-  static __m128i copy_tail(const uint16_t* p, int n) {
-    alignas(16) uint16_t padded[8] = {};
-    for (int i = 0; i < n; ++i) {
-      padded[i] = p[i];
-    }
-    return _mm_load_si128(reinterpret_cast<const __m128i*>(padded));
-  }
-  static Reg widen_bf16(__m128i bits) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
-  }
-
-  static constexpr int kPanelRows = 2;  // 2 x 4 accumulators: 32 columns in 16 registers
-  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
-  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
-  static Reg zero() { return _mm256_setzero_ps(); }
-  static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
-  static float hsum(Reg r) {
-    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
-    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-    return _mm_cvtss_f32(sum);
-  }
-
-  static Reg load(tiles::F32, const float* p) { return _mm256_loadu_ps(p); }
-  static Reg load(tiles::F16, const uint16_t* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  static Reg load(tiles::Bf16, const uint16_t* p) {
-    return widen_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  }
-  static Reg load_tail(tiles::F32, const float* p, int n) {
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes));
-  }
-  static Reg load_tail(tiles::F16, const uint16_t* p, int n) { return _mm256_cvtph_ps(copy_tail(p, n)); }
-  static Reg load_tail(tiles::Bf16, const uint16_t* p, int n) { return widen_bf16(copy_tail(p, n)); }
-};
-
-}  // namespace
 
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  tiles::linear_columns<Avx2>(operands, n_begin, n_end, scratch);
+  tiles::linear_columns<simd::Avx2>(operands, n_begin, n_end, scratch);
 }
 
 }  // namespace staticlm::cpu

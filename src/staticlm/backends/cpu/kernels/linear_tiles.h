@@ -13,18 +13,9 @@
 #include <cstdint>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/simd_tags.h"
 
 namespace staticlm::cpu::tiles {
-
-struct F32 {
-  using Elem = float;
-};
-struct F16 {
-  using Elem = uint16_t;
-};
-struct Bf16 {
-  using Elem = uint16_t;
-};
 
 // One tile: ROWS rows of x against COLS weight rows, each output a dot product along K held in
 // one register until the end. The weight registers are loaded once per step and reused by every

@@ -1,0 +1,26 @@
+// The cpu attention's score and weighted-sum rows for AVX2 with FMA and F16C.
+#include <immintrin.h>
+
+#include "staticlm/backends/cpu/kernels/attention_rows.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+#include "staticlm/backends/cpu/kernels/attention_rows_impl.h"
+#include "staticlm/backends/cpu/kernels/simd_avx2.h"
+
+namespace staticlm::cpu {
+
+void attention_scores_avx2(const float* q, const void* keys, DType cache_dtype, int64_t rows, int64_t dim, float scale,
+                           float* scores) {
+  attention::scores_any<simd::Avx2>(q, keys, cache_dtype, rows, dim, scale, scores);
+}
+
+void attention_weighted_sum_avx2(const float* weights, const void* values, DType cache_dtype, int64_t rows, int64_t dim,
+                                 float* out) {
+  attention::weighted_sum_any<simd::Avx2>(weights, values, cache_dtype, rows, dim, out);
+}
+
+}  // namespace staticlm::cpu
+
+#pragma GCC pop_options

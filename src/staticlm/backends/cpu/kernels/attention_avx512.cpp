@@ -1,0 +1,30 @@
+// The cpu attention's score and weighted-sum rows for AVX-512.
+// g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
+// (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "staticlm/backends/cpu/kernels/attention_rows.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+
+#include "staticlm/backends/cpu/kernels/attention_rows_impl.h"
+#include "staticlm/backends/cpu/kernels/simd_avx512.h"
+
+namespace staticlm::cpu {
+
+void attention_scores_avx512(const float* q, const void* keys, DType cache_dtype, int64_t rows, int64_t dim,
+                             float scale, float* scores) {
+  attention::scores_any<simd::Avx512>(q, keys, cache_dtype, rows, dim, scale, scores);
+}
+
+void attention_weighted_sum_avx512(const float* weights, const void* values, DType cache_dtype, int64_t rows,
+                                   int64_t dim, float* out) {
+  attention::weighted_sum_any<simd::Avx512>(weights, values, cache_dtype, rows, dim, out);
+}
+
+}  // namespace staticlm::cpu
+
+#pragma GCC pop_options
