@@ -3,7 +3,8 @@
 // for its own set. Include it only there, after the pragma and inside no namespace.
 //
 // V provides: Reg, kWidth (floats per Reg), kTileRows (rows of x per tile), zero(), fma(a, b, c)
-// = a * b + c, add(a, b), hsum(r), broadcast(p) (*p in every lane), store(p, r), kPanelRows (rows
+// = a * b + c, add(a, b), hsum(r), broadcast(p) (*p in every lane), store(p, r), transpose(r) (a
+// kWidth x kWidth block of registers), kPanelRows (rows
 // of the packed GEMM's micro-kernel), load(T{}, p) and load_tail(T{}, p, n) for T in F32 / F16 / Bf16 (n < kWidth
 // elements, the rest zero). Loops over a tile's registers carry `#pragma GCC unroll`: at -O2 g++
 // would otherwise keep the accumulators in memory. It includes only declarations: anything inline defined after the
@@ -133,20 +134,21 @@ template <class V, class T>
 void pack_panel(const LinearOperands& op, int64_t n0, int64_t k0, int64_t kb, float* panel) {
   using Elem = typename T::Elem;
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
-  alignas(64) float lane[V::kWidth];
-  for (int64_t j = 0; j < kPanelColumns; ++j) {
-    if (j >= cols) {
-      for (int64_t k = 0; k < kb; ++k) {
-        panel[k * kPanelColumns + j] = 0.0f;
-      }
-      continue;
-    }
-    const Elem* w = static_cast<const Elem*>(op.weight) + (n0 + j) * op.inner + k0;
+  // Blocks of kWidth weight rows x kWidth k, widened, transposed in registers, stored as rows of
+  // the panel; rows past the last column are zero.
+  for (int64_t jb = 0; jb < kPanelColumns; jb += V::kWidth) {
     for (int64_t k = 0; k < kb; k += V::kWidth) {
       const int rest = kb - k < V::kWidth ? static_cast<int>(kb - k) : V::kWidth;
-      V::store(lane, rest == V::kWidth ? V::load(T{}, w + k) : V::load_tail(T{}, w + k, rest));
-      for (int i = 0; i < rest; ++i) {
-        panel[(k + i) * kPanelColumns + j] = lane[i];
+      typename V::Reg r[V::kWidth];
+#pragma GCC unroll 16
+      for (int i = 0; i < V::kWidth; ++i) {
+        const int64_t j = jb + i;
+        const Elem* w = static_cast<const Elem*>(op.weight) + (n0 + j) * op.inner + k0 + k;
+        r[i] = j >= cols ? V::zero() : (rest == V::kWidth ? V::load(T{}, w) : V::load_tail(T{}, w, rest));
+      }
+      V::transpose(r);
+      for (int t = 0; t < rest; ++t) {
+        V::store(panel + (k + t) * kPanelColumns + jb, r[t]);
       }
     }
   }

@@ -34,6 +34,26 @@ struct Avx2 {
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  // r[i] holds row i of an 8 x 8 block; afterwards r[t] holds its column t.
+  static void transpose(Reg r[8]) {
+    Reg u[8];
+    for (int g = 0; g < 2; ++g) {
+      const Reg lo01 = _mm256_unpacklo_ps(r[4 * g], r[4 * g + 1]);
+      const Reg hi01 = _mm256_unpackhi_ps(r[4 * g], r[4 * g + 1]);
+      const Reg lo23 = _mm256_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
+      const Reg hi23 = _mm256_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
+      // u[4g + c], lane L: rows 4g .. 4g+3 at column 4L + c.
+      u[4 * g] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * g + 1] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
+      u[4 * g + 2] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
+      u[4 * g + 3] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int c = 0; c < 4; ++c) {
+      r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+      r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
+  }
+
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static float hsum(Reg r) {
