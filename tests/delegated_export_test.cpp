@@ -15,11 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/backends/cpu/export/cpu_backend.h"
+#include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/format/metadata.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/llm/contract.h"
+#include "staticlm/llm/generator.h"
 #include "staticlm/partition/partitioner.h"
 #include "staticlm/runtime/program.h"
 
@@ -151,6 +153,32 @@ TEST(CpuConformance, AShortPromptInAPaddedChunkMatchesFeedingItOneTokenAtATime) 
               "padded prefill vs decode");
 }
 
+TEST(CpuConformance, GreedyContinuationsEqualThePortableBackends) {
+  for (const std::string family : {"llama3", "qwen2", "mistral"}) {
+    SCOPED_TRACE(family);
+    testing::FixtureReference ref = testing::load_fixture_reference(family);
+    const std::string plain = temp_path(family + "_greedy_plain.slm");
+    const std::string delegated = temp_path(family + "_greedy_cpu.slm");
+    ASSERT_TRUE(export_hf_static(ref.dir, plain, small_options()).ok());
+    auto backend = cpu_backend();
+    HfStaticExportOptions options = small_options();
+    options.backend = backend.get();
+    ASSERT_TRUE(export_hf_static(ref.dir, delegated, options).ok());
+    GenerationOptions greedy;
+    greedy.max_new_tokens = 24;
+    std::vector<std::vector<int32_t>> continuations;
+    for (const std::string& path : {plain, delegated}) {
+      auto opened = testing::open_test_session(path);
+      ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+      auto result = generate_tokens(*opened->session, ref.prompt_tokens, greedy);
+      ASSERT_TRUE(result.ok()) << result.status().to_string();
+      continuations.push_back(result->tokens);
+    }
+    EXPECT_EQ(continuations[0].size(), 24u);
+    EXPECT_EQ(continuations[1], continuations[0]);
+  }
+}
+
 TEST(CpuConformance, SkipSetsSplitTheGraphAndStillMatch) {
   testing::FixtureReference ref = testing::load_fixture_reference("llama3");
   const std::string plain = temp_path("llama3_skip_plain.slm");
@@ -189,6 +217,12 @@ class ReversedCpuBackend final : public Backend {
   std::string_view summary() const override { return "cpu blobs, outputs reversed"; }
   const OptionSchema& option_schema() const override { return schema_; }
   NodeSupport supports(const Graph&, size_t, const ResolvedOptions&) const override { return NodeSupport::yes(); }
+  // The cpu backend's passes, so both programs run the same kernels and must agree bit for bit.
+  std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions&) const override {
+    std::vector<std::unique_ptr<GraphPass>> out;
+    out.push_back(std::make_unique<SwigluFusion>());
+    return out;
+  }
   Result<DelegatePayload> preprocess(const PartitionSubgraph& partition, const ResolvedOptions&) const override {
     std::vector<uint32_t> reversed;
     for (size_t i = partition.graph->outputs().size(); i > 0; --i) reversed.push_back(static_cast<uint32_t>(i - 1));

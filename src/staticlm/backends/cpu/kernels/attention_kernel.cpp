@@ -1,6 +1,6 @@
 // The cpu attention: the portable kernel's semantics (docs/ops.md: causal by position, grouped
 // query heads, zeros for padding rows, OutOfRange for a position past the cache) with the score
-// and weighted-sum rows vectorized per ISA and the softmax in plain C++ between them.
+// and weighted-sum rows and the softmax's exponentials vectorized per ISA.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -60,11 +60,7 @@ class AttentionKernel final : public Kernel {
         fns_.scores(q + task * sh.head_dim, k_cache + cache_offset, cache_dtype_, slots, sh.head_dim, scale_,
                     weights.data());
         const float max_score = *std::max_element(weights.begin(), weights.begin() + slots);
-        float total = 0.0f;
-        for (int64_t j = 0; j < slots; ++j) {
-          weights[static_cast<size_t>(j)] = std::exp(weights[static_cast<size_t>(j)] - max_score);
-          total += weights[static_cast<size_t>(j)];
-        }
+        const float total = fns_.exp_shifted(weights.data(), slots, max_score);
         const float inverse = 1.0f / total;
         for (int64_t j = 0; j < slots; ++j) {
           weights[static_cast<size_t>(j)] *= inverse;

@@ -16,6 +16,8 @@ struct AttentionRowFns {
   // out[d] = sum_j weights[j] * values[j][d].
   void (*weighted_sum)(const float* weights, const void* values, DType cache_dtype, int64_t rows, int64_t dim,
                        float* out) = nullptr;
+  // The softmax's exponentials (elementwise_rows.h).
+  float (*exp_shifted)(float* x, int64_t count, float shift) = nullptr;
 };
 
 // The entry points of each ISA file. Only their addresses are taken before the CPU is known to

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "staticlm/backends/cpu/kernels/attention_rows.h"
+#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
 #include "staticlm/core/result.h"
 #include "staticlm/runtime/kernel.h"
@@ -21,5 +22,7 @@ struct LinearEntryPoints {
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
 
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
+
+Result<std::unique_ptr<Kernel>> make_swiglu_kernel(const KernelSignature& signature, ElementwiseFns fns);
 
 }  // namespace staticlm::cpu

@@ -1,12 +1,15 @@
 // Conformance: every cpu-backend kernel against the portable kernel it replaces, on fresh random
 // inputs, for each weight dtype, sizes that are not multiples of the SIMD width or the tile, and
 // each instruction-set path this machine has (a path the CPU lacks is skipped, saying so).
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
 #include "staticlm/core/thread_pool.h"
@@ -223,6 +226,56 @@ TEST_P(CpuAttentionTest, RefusesAPositionPastTheCache) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, ::testing::ValuesIn(kPaths),
+                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+
+class CpuElementwiseTest : public ::testing::TestWithParam<IsaPath> {};
+
+TEST_P(CpuElementwiseTest, SwigluMatchesThePortableSwiglu) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(27);
+  for (const Shape& shape : {Shape{1, 1536}, Shape{3, 37}, Shape{5}, Shape{128, 100}}) {
+    Tensor gate = random_tensor(DType::kF32, shape, rng, -30.0f, 30.0f);
+    Tensor up = random_tensor(DType::kF32, shape, rng);
+    // Saturated and exact values the exp's clamping must get right.
+    const float extremes[] = {-100.0f, 100.0f, 0.0f, -87.0f, 89.0f};
+    for (size_t i = 0; i < std::min<size_t>(5, static_cast<size_t>(gate.numel())); ++i) {
+      gate.data<float>()[i] = extremes[i];
+    }
+    expect_conforms(GetParam(), OpKind::kSwiglu, {&gate, &up}, {}, 1e-5, 1e-6);
+  }
+}
+
+TEST_P(CpuElementwiseTest, TheVectorExpIsWithinTwoUlpOfExpf) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  const auto exp_shifted = std::string(GetParam().isa) == "avx512" ? cpu::exp_shifted_avx512 : cpu::exp_shifted_avx2;
+  std::vector<float> x;
+  for (float v = -87.0f; v <= 88.0f; v += 0.0137f) {
+    x.push_back(v);
+  }
+  std::vector<float> got = x;
+  exp_shifted(got.data(), static_cast<int64_t>(got.size()), 0.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_NEAR(got[i] / std::exp(static_cast<double>(x[i])), 1.0, 2.5e-7) << "exp(" << x[i] << ")";
+  }
+  // The sum it returns, over a count off the vector width (the tail path too).
+  std::vector<float> small = {-3.0f, -1.5f, 0.0f,  0.5f, 1.0f, 2.0f,  2.5f,   3.0f, -7.0f, 4.0f,
+                              0.25f, 1.75f, -0.5f, 5.0f, 6.0f, -2.0f, 0.125f, 3.5f, 2.25f};
+  double want_sum = 0.0;
+  for (float v : small) {
+    want_sum += std::exp(static_cast<double>(v));
+  }
+  EXPECT_NEAR(exp_shifted(small.data(), static_cast<int64_t>(small.size()), 0.0f) / want_sum, 1.0, 1e-6);
+  // The shift is subtracted first, as the softmax needs.
+  std::vector<float> shifted = {1.0f, 2.0f, 3.0f};
+  EXPECT_NEAR(exp_shifted(shifted.data(), 3, 3.0f), std::exp(-2.0) + std::exp(-1.0) + 1.0, 1e-6);
+  EXPECT_NEAR(shifted[2], 1.0f, 1e-7);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, CpuElementwiseTest, ::testing::ValuesIn(kPaths),
                          [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
 
 TEST(CpuKernelsTest, QuantizedWeightsFallBackToPortable) {

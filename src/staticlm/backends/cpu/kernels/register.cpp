@@ -19,6 +19,10 @@ KernelFactory linear_factory(cpu::LinearEntryPoints entry_points) {
   return [entry_points](const KernelSignature& signature) { return cpu::make_linear_kernel(signature, entry_points); };
 }
 
+KernelFactory swiglu_factory(cpu::ElementwiseFns fns) {
+  return [fns](const KernelSignature& signature) { return cpu::make_swiglu_kernel(signature, fns); };
+}
+
 KernelFactory attention_factory(cpu::AttentionRowFns fns) {
   return [fns](const KernelSignature& signature) { return cpu::make_attention_kernel(signature, fns); };
 }
@@ -33,10 +37,15 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                                          linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx2})}));
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
-                    attention_factory({cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512})}));
-  STATICLM_RETURN_IF_ERROR(
-      registry.add({OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
-                    attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2})}));
+                    attention_factory(
+                        {cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512, cpu::exp_shifted_avx512})}));
+  STATICLM_RETURN_IF_ERROR(registry.add(
+      {OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
+       attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2, cpu::exp_shifted_avx2})}));
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kSwiglu, "cpu.avx512.swiglu", kAvx512Features, kAvx512Priority,
+                                         swiglu_factory({cpu::swiglu_avx512, cpu::exp_shifted_avx512})}));
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kSwiglu, "cpu.avx2.swiglu", kAvx2Features, kAvx2Priority,
+                                         swiglu_factory({cpu::swiglu_avx2, cpu::exp_shifted_avx2})}));
   return ok_status();
 }
 

@@ -54,6 +54,19 @@ struct Avx512 {
     }
   }
 
+  static Reg set1(float v) { return _mm512_set1_ps(v); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
+  static Reg min(Reg a, Reg b) { return _mm512_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  static Reg round(Reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // 2^n for integral n in [-126, 127], through the exponent bits.
+  static Reg exp2_int(Reg n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+  }
+  static void store_tail(float* p, Reg r, int n) { _mm512_mask_storeu_ps(p, mask(n), r); }
+
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static float hsum(Reg r) { return _mm512_reduce_add_ps(r); }

@@ -1,0 +1,24 @@
+// The cpu backend's elementwise loops for AVX2 with FMA and F16C.
+#include <immintrin.h>
+
+#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+#include "staticlm/backends/cpu/kernels/elementwise_impl.h"
+#include "staticlm/backends/cpu/kernels/simd_avx2.h"
+
+namespace staticlm::cpu {
+
+void swiglu_avx2(const float* gate, const float* up, float* out, int64_t count) {
+  elementwise::swiglu<simd::Avx2>(gate, up, out, count);
+}
+
+float exp_shifted_avx2(float* x, int64_t count, float shift) {
+  return elementwise::exp_shifted<simd::Avx2>(x, count, shift);
+}
+
+}  // namespace staticlm::cpu
+
+#pragma GCC pop_options

@@ -1,0 +1,74 @@
+// elementwise_rows.h's loops written once over an ISA traits type V; included by each ISA file
+// after its target pragma and traits header, inside no namespace. Declarations only above it.
+#pragma once
+
+#include <cstdint>
+
+#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
+#include "staticlm/backends/cpu/kernels/simd_tags.h"
+
+namespace staticlm::cpu::elementwise {
+
+// exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 (in two parts for precision), and
+// exp(r) on [-ln2/2, ln2/2] by Cephes' degree-5 polynomial. x is clamped so 2^n stays normal.
+template <class V>
+typename V::Reg exp(typename V::Reg x) {
+  x = V::min(V::max(x, V::set1(-87.3f)), V::set1(88.3f));
+  const typename V::Reg n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
+  typename V::Reg r = V::sub(x, V::mul(n, V::set1(0.693359375f)));
+  r = V::sub(r, V::mul(n, V::set1(-2.12194440e-4f)));
+  typename V::Reg p = V::set1(1.9875691500e-4f);
+  p = V::fma(p, r, V::set1(1.3981999507e-3f));
+  p = V::fma(p, r, V::set1(8.3334519073e-3f));
+  p = V::fma(p, r, V::set1(4.1665795894e-2f));
+  p = V::fma(p, r, V::set1(1.6666665459e-1f));
+  p = V::fma(p, r, V::set1(5.0000001201e-1f));
+  const typename V::Reg r2 = V::mul(r, r);
+  const typename V::Reg y = V::add(V::fma(p, r2, r), V::set1(1.0f));
+  return V::mul(y, V::exp2_int(n));
+}
+
+template <class V>
+typename V::Reg swiglu_reg(typename V::Reg gate, typename V::Reg up) {
+  const typename V::Reg e = exp<V>(V::sub(V::zero(), gate));
+  return V::mul(V::div(gate, V::add(V::set1(1.0f), e)), up);
+}
+
+template <class V>
+void swiglu(const float* gate, const float* up, float* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    V::store(out + i, swiglu_reg<V>(V::load(tiles::F32{}, gate + i), V::load(tiles::F32{}, up + i)));
+  }
+  if (i < count) {
+    const int rest = static_cast<int>(count - i);
+    V::store_tail(out + i,
+                  swiglu_reg<V>(V::load_tail(tiles::F32{}, gate + i, rest), V::load_tail(tiles::F32{}, up + i, rest)),
+                  rest);
+  }
+}
+
+template <class V>
+float exp_shifted(float* x, int64_t count, float shift) {
+  const typename V::Reg s = V::set1(shift);
+  typename V::Reg total = V::zero();
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    const typename V::Reg e = exp<V>(V::sub(V::load(tiles::F32{}, x + i), s));
+    V::store(x + i, e);
+    total = V::add(total, e);
+  }
+  float sum = V::hsum(total);
+  if (i < count) {
+    const int rest = static_cast<int>(count - i);
+    alignas(64) float lane[V::kWidth] = {};
+    V::store(lane, exp<V>(V::sub(V::load_tail(tiles::F32{}, x + i, rest), s)));
+    for (int j = 0; j < rest; ++j) {
+      x[i + j] = lane[j];
+      sum += lane[j];
+    }
+  }
+  return sum;
+}
+
+}  // namespace staticlm::cpu::elementwise
