@@ -157,6 +157,10 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
   EXPECT_NE(too_long.err.find("the benchmark needs 89 cache slots (-p 12, -n 80), the program has max_cache_len 64"),
             std::string::npos)
       << too_long.err;
+  auto huge_probe = run_cli("bench " + program_ + " --probe-mib 99999999999999");
+  EXPECT_NE(huge_probe.exit_code, 0);
+  EXPECT_NE(huge_probe.err.find("--probe-mib must be in [1, 65536], found 99999999999999"), std::string::npos)
+      << huge_probe.err;
   auto zero = run_cli("bench " + program_ + " -r 0");
   EXPECT_NE(zero.exit_code, 0);
   EXPECT_NE(zero.err.find("must be at least 1"), std::string::npos) << zero.err;

@@ -24,6 +24,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// The bandwidth probe's buffer: far above any last-level cache, and a shift that cannot overflow.
+constexpr uint64_t kMaxProbeMib = 1 << 16;
+
 struct BenchArgs {
   EngineArgs model;
   int64_t prompt_tokens = 128;
@@ -94,6 +97,9 @@ Status run_bench(const BenchArgs& args) {
     return invalid_argument("-p, -n, -r and --short-prompt must be at least 1, found ", args.prompt_tokens, ", ",
                             args.decode_tokens, ", ", args.repetitions, " and ", args.short_prompt);
   }
+  if (args.probe_mib < 1 || args.probe_mib > kMaxProbeMib) {
+    return invalid_argument("--probe-mib must be in [1, ", kMaxProbeMib, "], found ", args.probe_mib);
+  }
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(hf_static_v1::Config config, hf_static_v1::Config::from_program(engine->file()));
   const int64_t longest = std::max(args.prompt_tokens, args.short_prompt + args.decode_tokens);
@@ -120,6 +126,11 @@ Status run_bench(const BenchArgs& args) {
   progress(show, "warming up ...");
   options.max_new_tokens = 2;
   STATICLM_RETURN_IF_ERROR(generate_tokens(*session, short_prompt, options).status());
+  // The short prompt's own prefill barriers, taken off the decode runs' count below.
+  options.max_new_tokens = 1;
+  const uint64_t before_prefill = pool.barriers();
+  STATICLM_RETURN_IF_ERROR(generate_tokens(*session, short_prompt, options).status());
+  const uint64_t short_prefill_barriers = pool.barriers() - before_prefill;
 
   std::vector<double> prefill_rates;
   std::vector<double> decode_rates;
@@ -136,7 +147,7 @@ Status run_bench(const BenchArgs& args) {
     options.max_new_tokens = args.decode_tokens + 1;  // the first token comes from the prefill
     const uint64_t barriers_before = pool.barriers();
     STATICLM_ASSIGN_OR_RETURN(GenerationResult decode, generate_tokens(*session, short_prompt, options));
-    decode_barriers += pool.barriers() - barriers_before;
+    decode_barriers += pool.barriers() - barriers_before - short_prefill_barriers;
     decode_steps += decode.decode_steps;
     decode_rates.push_back(static_cast<double>(decode.decode_steps) / decode.decode_seconds);
     ttfts.push_back(decode.time_to_first_token_seconds);

@@ -41,8 +41,8 @@ inline int64_t linear_columns_per_item(int64_t rows) {
 
 // Computes columns [n_begin, n_end) of every row, without the bias (the caller adds it: the ISA
 // files touch nothing but registers and memory). n_begin is a multiple of
-// linear_columns_per_item(rows); `scratch` holds at least linear_scratch_floats(inner) floats
-// (the packed panel), owned by the calling thread.
+// linear_columns_per_item(rows); `scratch` holds at least kLinearScratchFloats floats (the packed
+// panel), owned by the calling thread.
 using LinearColumnsFn = void (*)(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // K is packed in blocks of this many (a 32 x 256 f32 panel is 32 KiB: it stays in L1 / L2).
