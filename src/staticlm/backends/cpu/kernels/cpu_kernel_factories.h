@@ -17,6 +17,8 @@ namespace staticlm::cpu {
 struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
+  // Set for the bf16 GEMM entry: it takes only bf16 weights, and rounds x with this per call.
+  void (*round_bf16)(const float* x, int64_t count, uint16_t* out) = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);

@@ -12,6 +12,7 @@
 #include "staticlm/backends/cpu/kernels/elementwise_rows.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
+#include "staticlm/core/half.h"
 #include "staticlm/core/thread_pool.h"
 
 namespace staticlm {
@@ -168,6 +169,41 @@ TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
   context.chunk_rows = rows + 1;
   ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
   EXPECT_NEAR(out[0], reference[0], 1e-5);
+}
+
+TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
+  const CpuFeatures needed =
+      CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16);
+  if (!CpuFeatures::host().covers(needed)) {
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::mt19937 rng(28);
+  // Chunks of 32 rows or more with an even K: several K blocks and pair tails, partial panels.
+  const std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
+                                         {DType::kBF16, 32, 2, 33, false},
+                                         {DType::kBF16, 128, 576, 96, false},
+                                         {DType::kBF16, 33, 290, 5, false}};
+  for (const LinearCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]");
+    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
+    Tensor weight = random_tensor(DType::kBF16, {c.columns, c.inner}, rng);
+    Tensor bias = random_tensor(DType::kBF16, {c.columns}, rng);
+    std::vector<Tensor*> inputs = {&x, &weight};
+    if (c.bias) {
+      inputs.push_back(&bias);
+    }
+    std::string kernel_name;
+    auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kLinear, inputs, {}, &kernel_name);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(kernel_name, "cpu.avx512.linear_bf16");
+    // The oracle: the portable linear on x rounded to bf16 (to nearest even), as the kernel does.
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
+    }
+    auto want = run_op(OpKind::kLinear, inputs);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),

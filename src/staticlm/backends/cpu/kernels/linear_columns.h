@@ -26,6 +26,8 @@ struct LinearOperands {
   int64_t columns = 0;           // N
   DType weight_dtype = DType::kF32;
   DType bias_dtype = DType::kF32;
+  // The bf16 GEMM's x, rounded to bf16 ([rows, inner]); null where x is used as f32.
+  const uint16_t* x_bf16 = nullptr;
 };
 
 // Work is split over output columns in whole tiles: 4 columns for the GEMV and the small-row
@@ -51,5 +53,12 @@ inline constexpr int64_t kLinearScratchFloats = kPanelColumns * kPackedInnerBloc
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+
+// AVX-512 BF16 (vdpbf16ps), for bf16 weights and an even K: with x_bf16 set and at least
+// kPackedMinRows rows, a packed GEMM over bf16 pairs (twice the f32 rate; x is rounded to bf16,
+// as llama.cpp's bf16 path does); otherwise linear_columns_avx512. round_to_bf16_avx512bf16
+// rounds x (to nearest even) for it.
+void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out);
 
 }  // namespace staticlm::cpu

@@ -1,6 +1,7 @@
 // The Kernel around the per-ISA linear tiles: checks the signature, splits the output columns
 // over the pool in whole tiles, and adds the bias to each range once its dot products are done.
 #include <algorithm>
+#include <vector>
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
@@ -21,7 +22,8 @@ float* thread_scratch() {
 
 class LinearKernel final : public Kernel {
  public:
-  LinearKernel(LinearColumnsFn columns_fn, LinearOperands shape) : columns_fn_(columns_fn), shape_(shape) {}
+  LinearKernel(LinearColumnsFn columns_fn, LinearOperands shape, void (*round_bf16)(const float*, int64_t, uint16_t*))
+      : columns_fn_(columns_fn), shape_(shape), round_bf16_(round_bf16) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -38,6 +40,13 @@ class LinearKernel final : public Kernel {
       if (op.rows <= 0) {
         return ok_status();
       }
+    }
+    if (round_bf16_ != nullptr && op.rows >= kPackedMinRows) {
+      // x as bf16 for the bf16 GEMM, in the calling thread's buffer; the workers only read it.
+      thread_local std::vector<uint16_t> x_bf16;
+      x_bf16.resize(static_cast<size_t>(op.rows * op.inner));
+      round_bf16_(op.x, op.rows * op.inner, x_bf16.data());
+      op.x_bf16 = x_bf16.data();
     }
     const int64_t per_item = linear_columns_per_item(op.rows);
     const int64_t items = (op.columns + per_item - 1) / per_item;
@@ -66,6 +75,7 @@ class LinearKernel final : public Kernel {
 
   LinearColumnsFn columns_fn_;
   LinearOperands shape_;  // sizes and dtypes; the pointers are bound per call
+  void (*round_bf16_)(const float*, int64_t, uint16_t*);
 };
 
 bool is_plain_float(DType dtype) {
@@ -87,13 +97,18 @@ Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signat
     return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights and bias, found ",
                          dtype_name(weight.dtype), bias != nullptr ? str_cat(" and ", dtype_name(bias->dtype)) : "");
   }
+  if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || x.shape.back() % 2 != 0)) {
+    return unimplemented("linear: the bf16 GEMM takes bf16 weights with an even inner size, found ",
+                         dtype_name(weight.dtype), " with ", x.shape.back());
+  }
   LinearOperands shape;
   shape.rows = num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1));
   shape.inner = x.shape.back();
   shape.columns = weight.shape[0];
   shape.weight_dtype = weight.dtype;
   shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
-  return std::make_unique<LinearKernel>(shape.rows == 1 ? entry_points.gemv : entry_points.gemm, shape);
+  return std::make_unique<LinearKernel>(shape.rows == 1 ? entry_points.gemv : entry_points.gemm, shape,
+                                        entry_points.round_bf16);
 }
 
 }  // namespace staticlm::cpu

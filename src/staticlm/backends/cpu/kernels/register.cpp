@@ -9,11 +9,14 @@ namespace {
 // Wider instruction sets first; the portable kernels have priority 0. The AVX-512 entry decodes
 // (one row) with the 256-bit GEMV: on Zen 4, whose units split 512-bit operations, it streams
 // weights 10-15% faster (bench/linear_bench, docs/performance.md); prefill keeps 512-bit tiles.
+// The bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps).
+constexpr int kAvx512Bf16Priority = 30;
 constexpr int kAvx512Priority = 20;
 constexpr int kAvx2Priority = 10;
 
 const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
 const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
+const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
 
 KernelFactory linear_factory(cpu::LinearEntryPoints entry_points) {
   return [entry_points](const KernelSignature& signature) { return cpu::make_linear_kernel(signature, entry_points); };
@@ -31,6 +34,9 @@ KernelFactory attention_factory(cpu::AttentionRowFns fns) {
 
 Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
+  STATICLM_RETURN_IF_ERROR(registry.add(
+      {OpKind::kLinear, "cpu.avx512.linear_bf16", kAvx512Bf16Features, kAvx512Bf16Priority,
+       linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx512_bf16, cpu::round_to_bf16_avx512bf16})}));
   STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kLinear, "cpu.avx512.linear", kAvx512Features, kAvx512Priority,
                                          linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx512})}));
   STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kLinear, "cpu.avx2.linear", kAvx2Features, kAvx2Priority,

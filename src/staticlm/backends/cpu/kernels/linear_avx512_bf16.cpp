@@ -1,0 +1,143 @@
+// The bf16 GEMM for AVX-512 BF16: weights are bf16 pairs along K, so a panel of 32 columns is a
+// transpose of 32-bit words (the same register transpose as the f32 panels); each step of the
+// 6 x 32 micro-kernel multiplies one pair of K per lane with vdpbf16ps, 32 multiply-adds per
+// instruction. x is rounded to bf16 once per call by the caller (round_to_bf16_avx512bf16).
+// g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
+// (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "staticlm/backends/cpu/kernels/linear_columns.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
+
+#include "staticlm/backends/cpu/kernels/linear_tiles.h"
+#include "staticlm/backends/cpu/kernels/simd_avx512.h"
+
+namespace staticlm::cpu {
+namespace {
+
+using simd::Avx512;
+
+constexpr int kRows = 6;
+constexpr int64_t kPairBlock = kPackedInnerBlock / 2;  // pairs of K per panel block
+
+// panel[p * 32 + j] = the bf16 pair (k0 + 2p, k0 + 2p + 1) of weight row n0 + j, as one word.
+void pack_pairs(const LinearOperands& op, int64_t n0, int64_t p0, int64_t pairs, uint32_t* panel) {
+  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
+  const int64_t row_words = op.inner / 2;
+  for (int64_t jb = 0; jb < kPanelColumns; jb += 16) {
+    for (int64_t p = 0; p < pairs; p += 16) {
+      const int rest = pairs - p < 16 ? static_cast<int>(pairs - p) : 16;
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        const int64_t j = jb + i;
+        const uint32_t* w = static_cast<const uint32_t*>(op.weight) + (n0 + j) * row_words + p0 + p;
+        r[i] = j >= cols ? _mm512_setzero_ps() : _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(Avx512::mask(rest), w));
+      }
+      Avx512::transpose(r);
+      for (int t = 0; t < rest; ++t) {
+        _mm512_storeu_ps(reinterpret_cast<float*>(panel + (p + t) * kPanelColumns + jb), r[t]);
+      }
+    }
+  }
+}
+
+template <int ROWS>
+void pair_rows(const LinearOperands& op, const uint32_t* panel, int64_t m0, int64_t n0, int64_t p0, int64_t pairs) {
+  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
+  const bool full = cols == kPanelColumns;
+  __m512 acc[ROWS][2];
+  alignas(64) float partial[kPanelColumns];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    float* out = op.out + (m0 + r) * op.columns + n0;
+    acc[r][0] = _mm512_setzero_ps();
+    acc[r][1] = _mm512_setzero_ps();
+    if (p0 == 0) {
+      continue;
+    }
+    if (!full) {
+      for (int64_t j = 0; j < kPanelColumns; ++j) {
+        partial[j] = j < cols ? out[j] : 0.0f;
+      }
+      out = partial;
+    }
+    acc[r][0] = _mm512_loadu_ps(out);
+    acc[r][1] = _mm512_loadu_ps(out + 16);
+  }
+  const uint32_t* x[ROWS];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    x[r] = reinterpret_cast<const uint32_t*>(op.x_bf16 + (m0 + r) * op.inner) + p0;
+  }
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512bh w0 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns);
+    const __m512bh w1 = (__m512bh)_mm512_loadu_si512(panel + p * kPanelColumns + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+      const __m512bh b = (__m512bh)_mm512_set1_epi32(static_cast<int>(x[r][p]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], b, w0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], b, w1);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    float* out = op.out + (m0 + r) * op.columns + n0;
+    float* target = full ? out : partial;
+    _mm512_storeu_ps(target, acc[r][0]);
+    _mm512_storeu_ps(target + 16, acc[r][1]);
+    if (!full) {
+      for (int64_t j = 0; j < cols; ++j) {
+        out[j] = partial[j];
+      }
+    }
+  }
+}
+
+void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint32_t* panel) {
+  const int64_t total_pairs = op.inner / 2;
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += kPanelColumns) {
+    for (int64_t p0 = 0; p0 < total_pairs; p0 += kPairBlock) {
+      const int64_t pairs = total_pairs - p0 < kPairBlock ? total_pairs - p0 : kPairBlock;
+      pack_pairs(op, n0, p0, pairs, panel);
+      int64_t m = 0;
+      for (; m + kRows <= op.rows; m += kRows) {
+        pair_rows<kRows>(op, panel, m, n0, p0, pairs);
+      }
+      for (; m < op.rows; ++m) {
+        pair_rows<1>(op, panel, m, n0, p0, pairs);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
+  if (operands.x_bf16 != nullptr && operands.weight_dtype == DType::kBF16 && operands.inner % 2 == 0 &&
+      operands.rows >= kPackedMinRows) {
+    // The panel of bf16 pairs needs half the f32 panel's floats.
+    bf16_gemm(operands, n_begin, n_end, reinterpret_cast<uint32_t*>(scratch));
+    return;
+  }
+  tiles::linear_columns<Avx512>(operands, n_begin, n_end, scratch);
+}
+
+void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out) {
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i)));
+  }
+  if (i < count) {
+    const __mmask16 mask = Avx512::mask(static_cast<int>(count - i));
+    _mm256_mask_storeu_epi16(out + i, mask, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
+}  // namespace staticlm::cpu
+
+#pragma GCC pop_options
