@@ -17,6 +17,7 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
+#include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/format/metadata.h"
 #include "staticlm/format/program_writer.h"
@@ -205,6 +206,66 @@ TEST(CpuConformance, SkipSetsSplitTheGraphAndStillMatch) {
               "split vs plain");
 }
 
+TEST(CpuConformance, WeightDtypeStoresTheMatricesAsTheExporterWouldHaveWrittenThem) {
+  // An f32 export delegated with weight_dtype=bf16 (f16) is the --dtype bf16 (f16) export: the
+  // same matrices, rounded the same way, stored once each, the f32 originals not at all.
+  for (const std::string family : {"llama", "llama3"}) {  // untied and tied embeddings
+    for (const DType dtype : {DType::kBF16, DType::kF16}) {
+      const std::string name = str_cat(family, "_", dtype_name(dtype));
+      SCOPED_TRACE(name);
+      testing::FixtureReference ref = testing::load_fixture_reference(family);
+      auto backend = cpu_backend();
+      HfStaticExportOptions by_exporter = small_options();
+      by_exporter.backend = backend.get();
+      by_exporter.weight_dtype = dtype;
+      const std::string exported = temp_path(name + "_by_exporter.slm");
+      ASSERT_TRUE(export_hf_static(ref.dir, exported, by_exporter).ok());
+      HfStaticExportOptions by_option = small_options();
+      by_option.backend = backend.get();
+      by_option.backend_options = testing::text_options({{"weight_dtype", std::string(dtype_name(dtype))}});
+      const std::string optioned = temp_path(name + "_by_option.slm");
+      auto summary = export_hf_static(ref.dir, optioned, by_option);
+      ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+
+      expect_near(run_prompt(optioned, ref.prompt_tokens), run_prompt(exported, ref.prompt_tokens), 0.0,
+                  "weight_dtype option vs --dtype");
+      auto file = ProgramFile::open(optioned);
+      ASSERT_TRUE(file.ok()) << file.status().to_string();
+      auto checkpoint = SafetensorsCheckpoint::open(ref.dir);
+      ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+      size_t matrices = 0;
+      for (const std::string& tensor_name : checkpoint->names()) {
+        const SafetensorsTensor& tensor = **checkpoint->get(tensor_name);
+        const std::string key = cpu_named_data_key(sanitize_constant_name(tensor.name));
+        const auto elements = static_cast<uint64_t>(num_elements(tensor.shape));
+        if (tensor.shape.size() == 2) {
+          ++matrices;
+          auto converted = (*file)->named_data(str_cat(key, ".", dtype_name(dtype)));
+          ASSERT_TRUE(converted.has_value()) << key;
+          EXPECT_EQ(converted->size(), elements * 2) << key;
+          EXPECT_FALSE((*file)->named_data(key).has_value()) << key << " is stored at f32 as well";
+        } else {
+          auto kept = (*file)->named_data(key);
+          ASSERT_TRUE(kept.has_value()) << key;
+          EXPECT_EQ(kept->size(), elements * 4) << key << ": 1-D weights stay f32";
+        }
+      }
+      EXPECT_GT(matrices, 0u);
+      auto recorded = metadata_string(**file, hf_static_v1::key::kWeightDtype);
+      ASSERT_TRUE(recorded.ok()) << recorded.status().to_string();
+      EXPECT_EQ(*recorded, dtype_name(dtype)) << "the metadata names the stored dtype";
+      EXPECT_EQ(summary->named_data_bytes, export_hf_static(ref.dir, exported, by_exporter)->named_data_bytes);
+    }
+  }
+  HfStaticExportOptions bad = small_options();
+  auto backend = cpu_backend();
+  bad.backend = backend.get();
+  bad.backend_options = testing::text_options({{"weight_dtype", "int8"}});
+  auto refused = export_hf_static(testing::load_fixture_reference("llama").dir, temp_path("bad_dtype.slm"), bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("weight_dtype"), std::string::npos) << refused.status().to_string();
+}
+
 // A backend that runs cpu blobs but produces its outputs in reversed internal order, recording
 // that in output_order, so the runtime must bind by the map to get the outputs right.
 class ReversedCpuBackend final : public Backend {
@@ -218,10 +279,8 @@ class ReversedCpuBackend final : public Backend {
   const OptionSchema& option_schema() const override { return schema_; }
   NodeSupport supports(const Graph&, size_t, const ResolvedOptions&) const override { return NodeSupport::yes(); }
   // The cpu backend's passes, so both programs run the same kernels and must agree bit for bit.
-  std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions&) const override {
-    std::vector<std::unique_ptr<GraphPass>> out;
-    out.push_back(std::make_unique<SwigluFusion>());
-    return out;
+  std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions& options) const override {
+    return cpu_backend()->passes(options);
   }
   Result<DelegatePayload> preprocess(const PartitionSubgraph& partition, const ResolvedOptions&) const override {
     std::vector<uint32_t> reversed;

@@ -94,9 +94,20 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
   return out;
 }
 
+// The dtype the program's matrices are stored in: the export's, unless the backend has an option
+// `weight_dtype` set to a dtype (the cpu backend's), which converts them again.
+DType stored_weight_dtype(const HfStaticExportOptions& options, const std::optional<Partitioner>& partitioner) {
+  if (partitioner) {
+    if (auto value = partitioner->options().get_string("weight_dtype"); value.ok()) {
+      return parse_dtype(*value).value_or(options.weight_dtype);
+    }
+  }
+  return options.weight_dtype;
+}
+
 std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderHyperParams& params,
-                                            const HfStaticExportOptions& options, int64_t max_cache_len,
-                                            const TokenizerFiles& tokenizer) {
+                                            const HfStaticExportOptions& options, DType weight_dtype,
+                                            int64_t max_cache_len, const TokenizerFiles& tokenizer) {
   namespace key = hf_static_v1::key;
   hf_static_v1::Config contract;
   contract.vocab_size = params.vocab_size;
@@ -113,7 +124,7 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
   add(key::kArchitecture, config.architectures.front());
   add(key::kHiddenSize, params.hidden_size);
   add(key::kNumHeads, params.num_heads);
-  add(key::kWeightDtype, std::string(dtype_name(options.weight_dtype)));
+  add(key::kWeightDtype, std::string(dtype_name(weight_dtype)));
   add(key::kBosTokenId, config.bos_token_id.value_or(-1));
   add(key::kEosTokenIds, config.eos_token_ids);
   add(key::kRopeTheta, params.rope.theta);
@@ -177,7 +188,8 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
   build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
   LowerOptions lower;
-  lower.metadata = contract_metadata(config, model.params, options, max_cache_len, *build.tokenizer);
+  lower.metadata = contract_metadata(config, model.params, options, stored_weight_dtype(options, partitioner),
+                                     max_cache_len, *build.tokenizer);
   lower.files = build.tokenizer->files;
   if (partitioner) {
     const std::vector<PartitionMethod> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},

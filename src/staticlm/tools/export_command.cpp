@@ -23,8 +23,9 @@ namespace {
 // `--backend none`: no delegates, every node on the portable reference kernels (the oracle).
 constexpr std::string_view kNoBackend = "none";
 
-constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"weight_dtype", "--dtype"},
-                                                                          {"prefill_len", "--prefill-len"},
+// Not weight_dtype: --dtype's values are checked by the parser, and the name is also the cpu
+// backend's option (--option weight_dtype=...), whose errors must not point at --dtype.
+constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"prefill_len", "--prefill-len"},
                                                                           {"max_cache_len", "--max-cache-len"},
                                                                           {"cache_dtype", "--cache-dtype"},
                                                                           {"no_fallback", "--no-fallback"}};

@@ -1,6 +1,7 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
+#include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/lowering/lower_program.h"
 
@@ -9,6 +10,9 @@ namespace {
 
 // The id both sides share (runtime/cpu_runtime.h has the same).
 constexpr std::string_view kId = "cpu";
+// The route of the options the backend's own passes consume.
+constexpr std::string_view kRouteCpu = "cpu";
+constexpr std::string_view kKeepWeightDtype = "as_exported";
 
 }  // namespace
 
@@ -44,7 +48,16 @@ Result<DelegatePayload> lower_cpu_partition(const PartitionSubgraph& partition,
 Result<std::shared_ptr<CpuBackend>> CpuBackend::create() {
   std::shared_ptr<CpuBackend> backend(new CpuBackend());
   backend->schema_.backend_id = std::string(kId);
-  backend->schema_.options = partitioner_option_specs();
+  backend->schema_.options.push_back(enum_option(
+      "weight_dtype", std::string(kKeepWeightDtype),
+      {{std::string(kKeepWeightDtype), "the dtype the exporter wrote (staticlm export --dtype)", std::nullopt},
+       {"f32", "", std::nullopt},
+       {"f16", "f16 storage, f32 arithmetic", std::nullopt},
+       {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt}},
+      kRouteCpu, {}, "dtype of the linear and embedding matrices the backend stores"));
+  for (OptionSpec& spec : partitioner_option_specs()) {
+    backend->schema_.options.push_back(std::move(spec));
+  }
   return backend;
 }
 
@@ -57,8 +70,12 @@ std::string_view CpuBackend::summary() const {
 }
 
 std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions& options) const {
-  (void)options;
   std::vector<std::unique_ptr<GraphPass>> passes;
+  // The schema guarantees the value is one of its names; a missing option is the default.
+  const std::string weight_dtype = options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
+  if (weight_dtype != kKeepWeightDtype) {
+    passes.push_back(std::make_unique<WeightDtypePass>(parse_dtype(weight_dtype).value_or(DType::kF32)));
+  }
   passes.push_back(std::make_unique<SwigluFusion>());
   return passes;
 }

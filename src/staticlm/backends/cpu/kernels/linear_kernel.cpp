@@ -7,6 +7,7 @@
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
 #include "staticlm/backends/portable/element_access.h"
 #include "staticlm/backends/portable/kernel_factories.h"
+#include "staticlm/core/float_convert.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -77,10 +78,6 @@ class LinearKernel final : public Kernel {
   LinearOperands shape_;  // sizes and dtypes; the pointers are bound per call
   void (*round_bf16_)(const float*, int64_t, uint16_t*);
 };
-
-bool is_plain_float(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-}
 
 }  // namespace
 
