@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "staticlm/core/cpu_topology.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -40,7 +42,7 @@ constexpr uint64_t claim_chunks(uint64_t word) {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) {
-    num_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    num_threads = physical_core_count();
   }
   num_threads = std::min(num_threads, kMaxThreads);
   workers_.reserve(static_cast<size_t>(num_threads - 1));

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "staticlm/core/cpu_topology.h"
+
 namespace staticlm {
 namespace {
 
@@ -63,8 +65,7 @@ void expect_tiling(const std::vector<Range>& ranges, int64_t count, int64_t min_
 TEST(ThreadPoolTest, NumThreads) {
   EXPECT_EQ(ThreadPool(1).num_threads(), 1);
   EXPECT_EQ(ThreadPool(3).num_threads(), 3);
-  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-  EXPECT_EQ(ThreadPool(0).num_threads(), std::max(1, hardware));
+  EXPECT_EQ(ThreadPool(0).num_threads(), physical_core_count());
 }
 
 TEST(ThreadPoolTest, CoversEveryIndexExactlyOnce) {

@@ -37,7 +37,7 @@ void add_engine_flags(CLI::App& app, EngineArgs& args) {
   app.add_option("--io-allocator", args.io_allocator,
                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
   app.add_flag("--strict-io", args.strict_io, "Fail instead of falling back to the heap");
-  app.add_option("-t,--threads", args.num_threads, "Threads, counting the caller's (0 = all cores)");
+  app.add_option("-t,--threads", args.num_threads, "Threads, counting the caller's (0 = one per physical core)");
   app.add_option("--runtime-option", args.runtime_options,
                  "Backend runtime option BACKEND.KEY=VALUE, e.g. cpu.isa=avx2 (repeatable; see `staticlm backends`)")
       ->expected(1)
