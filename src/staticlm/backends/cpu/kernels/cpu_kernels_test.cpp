@@ -100,6 +100,10 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},
       {DType::kF32, 32, 512, 64, false},
+      // Every remainder of the micro-kernel's row blocks (6 rows AVX-512, 2 AVX2) as one block.
+      {DType::kF32, 35, 70, 40, false},
+      {DType::kF32, 37, 33, 32, true},
+      {DType::kF16, 34, 20, 31, false},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
@@ -182,7 +186,11 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
   const std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
                                          {DType::kBF16, 32, 2, 33, false},
                                          {DType::kBF16, 128, 576, 96, false},
-                                         {DType::kBF16, 33, 290, 5, false}};
+                                         {DType::kBF16, 33, 290, 5, false},
+                                         // Remainders of the 8-row blocks: 7, 6, 3.
+                                         {DType::kBF16, 39, 64, 40, false},
+                                         {DType::kBF16, 46, 258, 32, true},
+                                         {DType::kBF16, 35, 30, 64, false}};
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]");
     Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);

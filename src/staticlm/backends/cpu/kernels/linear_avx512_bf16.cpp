@@ -1,6 +1,6 @@
 // The bf16 GEMM for AVX-512 BF16: weights are bf16 pairs along K, so a panel of 32 columns is a
 // transpose of 32-bit words (the same register transpose as the f32 panels); each step of the
-// 6 x 32 micro-kernel multiplies one pair of K per lane with vdpbf16ps, 32 multiply-adds per
+// 8 x 32 micro-kernel multiplies one pair of K per lane with vdpbf16ps, 32 multiply-adds per
 // instruction. x is rounded to bf16 once per call by the caller (round_to_bf16_avx512bf16).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
@@ -21,7 +21,7 @@ namespace {
 
 using simd::Avx512;
 
-constexpr int kRows = 6;
+constexpr int kRows = 8;                               // 16 accumulators: 128-row chunks split evenly
 constexpr int64_t kPairBlock = kPackedInnerBlock / 2;  // pairs of K per panel block
 
 // panel[p * 32 + j] = the bf16 pair (k0 + 2p, k0 + 2p + 1) of weight row n0 + j, as one word.
@@ -98,6 +98,19 @@ void pair_rows(const LinearOperands& op, const uint32_t* panel, int64_t m0, int6
   }
 }
 
+// Rows [m, rows), fewer than kRows, in one block of exactly that many: row by row, each would
+// reread the whole panel.
+template <int ROWS = 1>
+void pair_tail(const LinearOperands& op, const uint32_t* panel, int64_t m, int64_t n0, int64_t p0, int64_t pairs) {
+  if constexpr (ROWS < kRows) {
+    if (op.rows - m == ROWS) {
+      pair_rows<ROWS>(op, panel, m, n0, p0, pairs);
+    } else {
+      pair_tail<ROWS + 1>(op, panel, m, n0, p0, pairs);
+    }
+  }
+}
+
 void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint32_t* panel) {
   const int64_t total_pairs = op.inner / 2;
   for (int64_t n0 = n_begin; n0 < n_end; n0 += kPanelColumns) {
@@ -108,9 +121,7 @@ void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint32_
       for (; m + kRows <= op.rows; m += kRows) {
         pair_rows<kRows>(op, panel, m, n0, p0, pairs);
       }
-      for (; m < op.rows; ++m) {
-        pair_rows<1>(op, panel, m, n0, p0, pairs);
-      }
+      pair_tail(op, panel, m, n0, p0, pairs);
     }
   }
 }

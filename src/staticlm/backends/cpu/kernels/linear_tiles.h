@@ -218,6 +218,19 @@ void panel_rows(const LinearOperands& op, const float* panel, int64_t m0, int64_
   }
 }
 
+// Rows [m, rows), fewer than kPanelRows, in one block of exactly that many: row by row, each
+// would reread the whole panel.
+template <class V, int ROWS = 1>
+void panel_tail(const LinearOperands& op, const float* panel, int64_t m, int64_t n0, int64_t k0, int64_t kb) {
+  if constexpr (ROWS < V::kPanelRows) {
+    if (op.rows - m == ROWS) {
+      panel_rows<V, ROWS>(op, panel, m, n0, k0, kb);
+    } else {
+      panel_tail<V, ROWS + 1>(op, panel, m, n0, k0, kb);
+    }
+  }
+}
+
 template <class V, class T>
 void packed_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* panel) {
   constexpr int kRows = V::kPanelRows;
@@ -229,9 +242,7 @@ void packed_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, float
       for (; m + kRows <= op.rows; m += kRows) {
         panel_rows<V, kRows>(op, panel, m, n0, k0, kb);
       }
-      for (; m < op.rows; ++m) {
-        panel_rows<V, 1>(op, panel, m, n0, k0, kb);
-      }
+      panel_tail<V>(op, panel, m, n0, k0, kb);
     }
   }
 }
