@@ -69,6 +69,14 @@ void RopeParams::to_attributes(Attributes& attrs) const {
   }
 }
 
+void rope_angles(std::span<const double> inv_freq, int64_t position, float* cos_out, float* sin_out) {
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    const double angle = static_cast<double>(position) * inv_freq[i];
+    cos_out[i] = static_cast<float>(std::cos(angle));
+    sin_out[i] = static_cast<float>(std::sin(angle));
+  }
+}
+
 std::vector<double> RopeParams::inverse_frequencies() const {
   const int64_t half = rotary_dim / 2;
   std::vector<double> inv_freq(static_cast<size_t>(half));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,9 @@ struct RopeParams {
 };
 
 std::string_view rope_scaling_name(RopeScaling scaling);
+
+// cos and sin of position * inv_freq[i] for every i, computed in double and rounded to float: the
+// angles every rope kernel rotates by, so backends agree on them exactly.
+void rope_angles(std::span<const double> inv_freq, int64_t position, float* cos_out, float* sin_out);
 
 }  // namespace staticlm

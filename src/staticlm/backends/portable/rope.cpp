@@ -4,7 +4,6 @@
 // channels at or beyond rotary_dim are copied unchanged.
 #include "staticlm/ops/rope.h"
 
-#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -36,11 +35,7 @@ class RopeKernel final : public Kernel {
     const int64_t row_elements = heads_ * head_dim_;
     for (int64_t s = 0; s < seq_; ++s) {
       const int64_t position = load_index(positions, positions_dtype_, s);
-      for (int64_t i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(position) * inv_freq_[static_cast<size_t>(i)];
-        cos_table[static_cast<size_t>(i)] = static_cast<float>(std::cos(angle));
-        sin_table[static_cast<size_t>(i)] = static_cast<float>(std::sin(angle));
-      }
+      rope_angles(inv_freq_, position, cos_table.data(), sin_table.data());
       for (int64_t b = 0; b < batch_; ++b) {
         const int64_t row_offset = (b * seq_ + s) * row_elements;
         if (position < 0) {

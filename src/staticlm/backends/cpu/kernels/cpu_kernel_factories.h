@@ -26,5 +26,8 @@ Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signat
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
 
 Result<std::unique_ptr<Kernel>> make_swiglu_kernel(const KernelSignature& signature, ElementwiseFns fns);
+Result<std::unique_ptr<Kernel>> make_add_kernel(const KernelSignature& signature, ElementwiseFns fns);
+Result<std::unique_ptr<Kernel>> make_rms_norm_kernel(const KernelSignature& signature, ElementwiseFns fns);
+Result<std::unique_ptr<Kernel>> make_rope_kernel(const KernelSignature& signature, ElementwiseFns fns);
 
 }  // namespace staticlm::cpu

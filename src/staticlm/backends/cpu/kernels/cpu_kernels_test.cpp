@@ -291,6 +291,71 @@ TEST_P(CpuElementwiseTest, SwigluMatchesThePortableSwiglu) {
   }
 }
 
+TEST_P(CpuElementwiseTest, AddMatchesThePortableAddAndLeavesBroadcastsToIt) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(31);
+  for (const Shape& shape : {Shape{1, 576}, Shape{3, 37}, Shape{5}, Shape{128, 100}}) {
+    Tensor a = random_tensor(DType::kF32, shape, rng);
+    Tensor b = random_tensor(DType::kF32, shape, rng);
+    expect_conforms(GetParam(), OpKind::kAdd, {&a, &b}, {}, 0.0, 0.0);
+  }
+  // A broadcast is the portable kernel's.
+  Tensor a = random_tensor(DType::kF32, {4, 8}, rng);
+  Tensor row = random_tensor(DType::kF32, {8}, rng);
+  std::string kernel_name;
+  auto got =
+      run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kAdd, {&a, &row}, {}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.add");
+}
+
+TEST_P(CpuElementwiseTest, RmsNormMatchesThePortableRmsNorm) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(32);
+  // Widths below, at and off the vector width and its double; one row (decode) and a chunk.
+  for (const Shape& shape : {Shape{1, 576}, Shape{3, 37}, Shape{2, 5}, Shape{128, 2048}, Shape{1, 2, 16}}) {
+    Tensor x = random_tensor(DType::kF32, shape, rng, -4.0f, 4.0f);
+    Tensor weight = random_tensor(DType::kF32, {shape.back()}, rng);
+    // The portable kernel sums the squares one by one, the cpu one in vector lanes: 2048 of them
+    // differ by about a microunit.
+    expect_conforms(GetParam(), OpKind::kRmsNorm, {&x, &weight}, Attributes{{"eps", 1e-5}}, 5e-6, 1e-7);
+  }
+}
+
+TEST_P(CpuElementwiseTest, RopeMatchesThePortableRope) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(33);
+  const Attributes llama3{{"theta", 500000.0},       {"scaling", std::string("llama3")},
+                          {"factor", 32.0},          {"low_freq_factor", 1.0},
+                          {"high_freq_factor", 4.0}, {"original_max_position", int64_t{8192}}};
+  const Attributes plain{{"theta", 10000.0}};
+  // Head dims 64 (the shapes), 6 and 40 (tails of both widths); a left-padded chunk.
+  for (const int64_t head_dim : {int64_t{64}, int64_t{6}, int64_t{40}}) {
+    for (const Attributes* attrs : {&plain, &llama3}) {
+      Tensor x = random_tensor(DType::kF32, {1, 5, 3, head_dim}, rng);
+      Tensor positions = std::move(Tensor::zeros(DType::kI32, {5})).value();
+      const int32_t at[] = {-1, -1, 7, 8, 4000};
+      std::copy(std::begin(at), std::end(at), positions.data<int32_t>());
+      // The same angles; g++ may fuse the rotation's multiply and add (an ulp).
+      expect_conforms(GetParam(), OpKind::kRope, {&x, &positions}, *attrs, 1e-6, 1e-7);
+    }
+  }
+  // A partial rotary dimension is the portable kernel's.
+  Tensor x = random_tensor(DType::kF32, {1, 2, 2, 8}, rng);
+  Tensor positions = std::move(Tensor::zeros(DType::kI64, {2})).value();
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kRope, {&x, &positions},
+                         Attributes{{"theta", 10000.0}, {"rotary_dim", int64_t{4}}}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.rope");
+}
+
 TEST_P(CpuElementwiseTest, TheVectorExpIsWithinTwoUlpOfExpf) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;

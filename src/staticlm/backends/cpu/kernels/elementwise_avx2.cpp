@@ -19,6 +19,18 @@ float exp_shifted_avx2(float* x, int64_t count, float shift) {
   return elementwise::exp_shifted<simd::Avx2>(x, count, shift);
 }
 
+void add_avx2(const float* a, const float* b, float* out, int64_t count) {
+  elementwise::add<simd::Avx2>(a, b, out, count);
+}
+
+void rms_norm_avx2(const float* x, const float* weight, float* out, int64_t width, float eps) {
+  elementwise::rms_norm<simd::Avx2>(x, weight, out, width, eps);
+}
+
+void rotate_half_avx2(const float* x, const float* cos, const float* sin, float* out, int64_t half) {
+  elementwise::rotate_half<simd::Avx2>(x, cos, sin, out, half);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

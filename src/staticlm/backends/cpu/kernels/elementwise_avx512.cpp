@@ -23,6 +23,18 @@ float exp_shifted_avx512(float* x, int64_t count, float shift) {
   return elementwise::exp_shifted<simd::Avx512>(x, count, shift);
 }
 
+void add_avx512(const float* a, const float* b, float* out, int64_t count) {
+  elementwise::add<simd::Avx512>(a, b, out, count);
+}
+
+void rms_norm_avx512(const float* x, const float* weight, float* out, int64_t width, float eps) {
+  elementwise::rms_norm<simd::Avx512>(x, weight, out, width, eps);
+}
+
+void rotate_half_avx512(const float* x, const float* cos, const float* sin, float* out, int64_t half) {
+  elementwise::rotate_half<simd::Avx512>(x, cos, sin, out, half);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

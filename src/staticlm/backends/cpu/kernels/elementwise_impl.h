@@ -71,4 +71,70 @@ float exp_shifted(float* x, int64_t count, float shift) {
   return sum;
 }
 
+// Loads, operates and stores kWidth lanes at a time, the tail through masked loads and stores.
+// Op is a functor struct, not a lambda: g++ 12 does not give a lambda the target pragma.
+template <class V, class Op>
+void map2(const float* a, const float* b, float* out, int64_t count, Op op) {
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    V::store(out + i, op(V::load(tiles::F32{}, a + i), V::load(tiles::F32{}, b + i)));
+  }
+  if (i < count) {
+    const int rest = static_cast<int>(count - i);
+    V::store_tail(out + i, op(V::load_tail(tiles::F32{}, a + i, rest), V::load_tail(tiles::F32{}, b + i, rest)), rest);
+  }
+}
+
+template <class V>
+struct Add {
+  typename V::Reg operator()(typename V::Reg x, typename V::Reg y) const { return V::add(x, y); }
+};
+
+template <class V>
+void add(const float* a, const float* b, float* out, int64_t count) {
+  map2<V>(a, b, out, count, Add<V>{});
+}
+
+template <class V>
+struct ScaleBy {
+  typename V::Reg scale;
+  typename V::Reg operator()(typename V::Reg v, typename V::Reg w) const { return V::mul(V::mul(v, scale), w); }
+};
+
+// The portable kernel's arithmetic per element ((x * inv_rms) * weight); only the sum of
+// squares is taken in another order.
+template <class V>
+void rms_norm(const float* x, const float* weight, float* out, int64_t width, float eps) {
+  typename V::Reg acc0 = V::zero(), acc1 = V::zero();
+  int64_t i = 0;
+  for (; i + 2 * V::kWidth <= width; i += 2 * V::kWidth) {
+    const typename V::Reg a = V::load(tiles::F32{}, x + i);
+    const typename V::Reg b = V::load(tiles::F32{}, x + i + V::kWidth);
+    acc0 = V::fma(a, a, acc0);
+    acc1 = V::fma(b, b, acc1);
+  }
+  for (; i < width; i += V::kWidth) {
+    const int rest = width - i < V::kWidth ? static_cast<int>(width - i) : V::kWidth;
+    const typename V::Reg a = V::load_tail(tiles::F32{}, x + i, rest);
+    acc0 = V::fma(a, a, acc0);
+  }
+  const float sum_squares = V::hsum(V::add(acc0, acc1));
+  const typename V::Reg inv_rms = V::set1(1.0f / __builtin_sqrtf(sum_squares / static_cast<float>(width) + eps));
+  map2<V>(x, weight, out, width, ScaleBy<V>{inv_rms});
+}
+
+// The portable kernel's formula; g++ may fuse a multiply and an add (an ulp apart from it).
+template <class V>
+void rotate_half(const float* x, const float* cos, const float* sin, float* out, int64_t half) {
+  for (int64_t i = 0; i < half; i += V::kWidth) {
+    const int rest = half - i < V::kWidth ? static_cast<int>(half - i) : V::kWidth;
+    const typename V::Reg first = V::load_tail(tiles::F32{}, x + i, rest);
+    const typename V::Reg second = V::load_tail(tiles::F32{}, x + half + i, rest);
+    const typename V::Reg c = V::load_tail(tiles::F32{}, cos + i, rest);
+    const typename V::Reg s = V::load_tail(tiles::F32{}, sin + i, rest);
+    V::store_tail(out + i, V::sub(V::mul(first, c), V::mul(second, s)), rest);
+    V::store_tail(out + half + i, V::add(V::mul(second, c), V::mul(first, s)), rest);
+  }
+}
+
 }  // namespace staticlm::cpu::elementwise

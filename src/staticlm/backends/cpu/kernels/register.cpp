@@ -22,8 +22,10 @@ KernelFactory linear_factory(cpu::LinearEntryPoints entry_points) {
   return [entry_points](const KernelSignature& signature) { return cpu::make_linear_kernel(signature, entry_points); };
 }
 
-KernelFactory swiglu_factory(cpu::ElementwiseFns fns) {
-  return [fns](const KernelSignature& signature) { return cpu::make_swiglu_kernel(signature, fns); };
+using ElementwiseFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::ElementwiseFns);
+
+KernelFactory elementwise_factory(ElementwiseFactory make, cpu::ElementwiseFns fns) {
+  return [make, fns](const KernelSignature& signature) { return make(signature, fns); };
 }
 
 KernelFactory attention_factory(cpu::AttentionRowFns fns) {
@@ -48,10 +50,21 @@ Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(registry.add(
       {OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
        attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2, cpu::exp_shifted_avx2})}));
-  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kSwiglu, "cpu.avx512.swiglu", kAvx512Features, kAvx512Priority,
-                                         swiglu_factory({cpu::swiglu_avx512, cpu::exp_shifted_avx512})}));
-  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kSwiglu, "cpu.avx2.swiglu", kAvx2Features, kAvx2Priority,
-                                         swiglu_factory({cpu::swiglu_avx2, cpu::exp_shifted_avx2})}));
+  // The elementwise and row ops, each under "cpu.<isa>.<op>".
+  struct ElementwiseOp {
+    OpKind op;
+    ElementwiseFactory make;
+  };
+  const ElementwiseOp elementwise_ops[] = {{OpKind::kSwiglu, cpu::make_swiglu_kernel},
+                                           {OpKind::kAdd, cpu::make_add_kernel},
+                                           {OpKind::kRmsNorm, cpu::make_rms_norm_kernel},
+                                           {OpKind::kRope, cpu::make_rope_kernel}};
+  for (const ElementwiseOp& entry : elementwise_ops) {
+    STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx512.", op_name(entry.op)), kAvx512Features,
+                                           kAvx512Priority, elementwise_factory(entry.make, cpu::kElementwiseAvx512)}));
+    STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx2.", op_name(entry.op)), kAvx2Features,
+                                           kAvx2Priority, elementwise_factory(entry.make, cpu::kElementwiseAvx2)}));
+  }
   return ok_status();
 }
 
