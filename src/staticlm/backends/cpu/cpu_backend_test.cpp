@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
+#include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/format/method_blob.h"
@@ -256,6 +257,36 @@ TEST(CpuBackendTest, TheIsaRuntimeOptionIsValidated) {
   TestGraph t = test_graph();
   Exported e = export_test_graph(t);
   EXPECT_TRUE(capped.init(e.blob, call_inputs(), e.named_data).ok());
+}
+
+TEST(WeightDtypePassTest, ConvertsTheMatrixOnceAndRefusesWhatIsNotAFloatDtype) {
+  TestGraph made = test_graph();
+  Graph& g = *made.graph;
+  WeightDtypePass pass("bf16");
+  ASSERT_TRUE(pass.run(g).ok());
+  const ConstantId converted = g.constants().find("w.bf16");
+  ASSERT_GE(converted, 0);
+  EXPECT_EQ(g.constants().at(converted).dtype, DType::kBF16);
+  for (const GraphNode& node : g.nodes()) {
+    if (node.op == OpKind::kLinear) {
+      EXPECT_EQ(g.value(node.inputs[1]).constant, converted);
+    }
+  }
+  // A second graph over the same table (the other method) finds it instead of adding another.
+  const size_t constants = g.constants().size();
+  Graph decode(g.constant_table());
+  ValueId x = *decode.add_input("x", DType::kF32, {1, 4});
+  ValueId h = *decode.add(OpKind::kLinear, {x, *decode.use_constant(g.constants().find("w"))});
+  ASSERT_TRUE(decode.add_output("h", h).ok());
+  ASSERT_TRUE(pass.run(decode).ok());
+  EXPECT_EQ(g.constants().size(), constants);
+  EXPECT_EQ(decode.value(decode.nodes()[0].inputs[1]).constant, converted);
+  TestGraph other = test_graph();
+  for (const char* bad : {"i8", "q8_0", "half"}) {
+    Status refused = WeightDtypePass(bad).run(*other.graph);
+    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.message().find(str_cat("found '", bad, "'")), std::string::npos) << refused.to_string();
+  }
 }
 
 }  // namespace

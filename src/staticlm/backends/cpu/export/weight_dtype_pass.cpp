@@ -20,9 +20,11 @@ int matrix_input(OpKind op) {
 }  // namespace
 
 Status WeightDtypePass::run(Graph& graph) {
-  if (!is_plain_float(target_)) {
-    return invalid_argument("weight_dtype: expected f32, f16 or bf16, found ", dtype_name(target_));
+  const Result<DType> parsed = parse_dtype(dtype_);
+  if (!parsed.ok() || !is_plain_float(*parsed)) {
+    return invalid_argument("option 'weight_dtype': expected f32, f16 or bf16, found '", dtype_, "'");
   }
+  const DType target = *parsed;
   std::map<ValueId, ValueId> converted;  // original constant value -> converted one
   std::vector<GraphNode>& nodes = graph.mutable_nodes();
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -38,18 +40,18 @@ Status WeightDtypePass::run(Graph& graph) {
     if (it == converted.end()) {
       // Copies: adding to the table may move its entries.
       const ConstantEntry entry = graph.constants().at(graph.value(original).constant);
-      if (entry.dtype == target_ || !is_plain_float(entry.dtype) || entry.shape.size() != 2) {
+      if (entry.dtype == target || !is_plain_float(entry.dtype) || entry.shape.size() != 2) {
         continue;
       }
-      const std::string name = str_cat(entry.name, ".", dtype_name(target_));
+      const std::string name = str_cat(entry.name, ".", dtype_name(target));
       ConstantId id = graph.constants().find(name);
       if (id < 0) {
         STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<ByteSource> source,
-                                  converted_float_source(entry.source, entry.dtype, target_, entry.name));
-        STATICLM_ASSIGN_OR_RETURN(id, graph.mutable_constants().add(name, target_, entry.shape, std::move(source)));
-      } else if (graph.constants().at(id).dtype != target_ || graph.constants().at(id).shape != entry.shape) {
+                                  converted_float_source(entry.source, entry.dtype, target, entry.name));
+        STATICLM_ASSIGN_OR_RETURN(id, graph.mutable_constants().add(name, target, entry.shape, std::move(source)));
+      } else if (graph.constants().at(id).dtype != target || graph.constants().at(id).shape != entry.shape) {
         return invalid_argument("weight_dtype: the converted weight's name '", name,
-                                "' is taken by a constant of another dtype or shape than ", dtype_name(target_),
+                                "' is taken by a constant of another dtype or shape than ", dtype_name(target),
                                 shape_string(entry.shape));
       }
       STATICLM_ASSIGN_OR_RETURN(const ValueId value, graph.use_constant(id));

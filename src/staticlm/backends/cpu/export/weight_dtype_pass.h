@@ -9,19 +9,22 @@
 // converted while the program is written.
 #pragma once
 
-#include "staticlm/core/dtype.h"
+#include <string>
+#include <utility>
+
 #include "staticlm/graph/pass_manager.h"
 
 namespace staticlm {
 
 class WeightDtypePass final : public GraphPass {
  public:
-  explicit WeightDtypePass(DType target) : target_(target) {}
+  // `dtype` is the option's value ("f32", "f16", "bf16"); run() refuses any other.
+  explicit WeightDtypePass(std::string dtype) : dtype_(std::move(dtype)) {}
   std::string_view name() const override { return "weight_dtype"; }
   Status run(Graph& graph) override;
 
  private:
-  DType target_;
+  std::string dtype_;
 };
 
 }  // namespace staticlm
