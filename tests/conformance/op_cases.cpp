@@ -91,6 +91,15 @@ std::vector<OpCase> build() {
   add("silu_odd", OpKind::kSilu, {activation({1, 3, 67})});
   add("gelu_erf", OpKind::kGelu, {activation({5, 13})});
   add("gelu_tanh", OpKind::kGelu, {activation({5, 13})}, {{"approximate", std::string("tanh")}});
+  // multi_linear: q / k / v widths at decode, two biased parts at prefill.
+  add("multi_linear_decode_qkv", OpKind::kMultiLinear,
+      {activation({1, 1, 67}), weight(DType::kF32, {13, 67}), weight(DType::kF32, {5, 67}),
+       weight(DType::kF32, {5, 67})},
+      {{"parts", int64_t{3}}});
+  add("multi_linear_prefill_bias", OpKind::kMultiLinear,
+      {activation({1, 7, 67}), weight(DType::kBF16, {13, 67}), weight(DType::kBF16, {6, 67}),
+       weight(DType::kBF16, {13}), weight(DType::kBF16, {6})},
+      {{"parts", int64_t{2}}});
   add("swiglu_odd", OpKind::kSwiglu, {activation({1, 3, 67}), activation({1, 3, 67})});
   add("softmax_last", OpKind::kSoftmax, {activation({3, 17})});
   add("softmax_middle", OpKind::kSoftmax, {activation({2, 5, 3})}, {{"axis", int64_t{1}}});

@@ -244,6 +244,29 @@ Specs infer_swiglu(InputSpecs in, const Attributes&) {
   return std::vector<TensorSpec>{*in[0]};
 }
 
+// x, then `parts` weights, then either no biases or one per weight; each part type-checks as a
+// linear of its own.
+Specs infer_multi_linear(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(int64_t parts, attrs.get_int("parts"));
+  const auto count = static_cast<int64_t>(in.size());
+  if (parts < 1 || (count != 1 + parts && count != 1 + 2 * parts)) {
+    return invalid_argument("attribute 'parts': expected the number of weights (the op has x, the weights and ",
+                            "optionally one bias each: ", count, " inputs), found ", parts);
+  }
+  const bool biased = count == 1 + 2 * parts;
+  std::vector<TensorSpec> outputs;
+  for (int64_t p = 0; p < parts; ++p) {
+    const TensorSpec* linear[3] = {in[0], in[static_cast<size_t>(1 + p)],
+                                   biased ? in[static_cast<size_t>(1 + parts + p)] : nullptr};
+    auto part = infer_linear(InputSpecs(linear, biased ? 3 : 2), attrs);
+    if (!part.ok()) {
+      return part.status().with_context(str_cat("part ", p));
+    }
+    outputs.push_back(part->front());
+  }
+  return outputs;
+}
+
 Specs infer_unary(InputSpecs in, const Attributes&) {
   STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
   return std::vector<TensorSpec>{*in[0]};
@@ -387,7 +410,7 @@ Specs infer_cast(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{{*target, in[0]->shape}};
 }
 
-constexpr std::array<OpDef, 18> kOps = {{
+constexpr std::array<OpDef, 19> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
     {OpKind::kLinear, "linear", 2, 3, infer_linear},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
@@ -406,6 +429,7 @@ constexpr std::array<OpDef, 18> kOps = {{
     {OpKind::kConcat, "concat", 1, -1, infer_concat},
     {OpKind::kCast, "cast", 1, 1, infer_cast},
     {OpKind::kSwiglu, "swiglu", 2, 2, infer_swiglu},
+    {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear},
 }};
 
 }  // namespace

@@ -38,7 +38,8 @@ enum class OpKind : uint8_t {
   kCast,
   // Fused ops: each has a portable reference equal to the ops it replaces (docs/ops.md), so a
   // backend's pass may introduce it and every backend can still run the program.
-  kSwiglu,  // silu(gate) * up
+  kSwiglu,       // silu(gate) * up
+  kMultiLinear,  // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
 };
 
 // An op's inputs as seen by inference: nullptr marks an absent optional input.

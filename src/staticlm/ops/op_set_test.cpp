@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 18u);
+  ASSERT_EQ(all_ops().size(), 19u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -67,6 +67,7 @@ TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   EXPECT_EQ(op_name(OpKind::kKvCacheUpdate), "kv_cache_update");
   EXPECT_EQ(op_name(OpKind::kCast), "cast");
   EXPECT_EQ(op_name(OpKind::kSwiglu), "swiglu");
+  EXPECT_EQ(op_name(OpKind::kMultiLinear), "multi_linear");
 }
 
 TEST(OpSetTest, FindOpListsTheKnownOps) {
@@ -75,7 +76,7 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("concat, cast, swiglu)"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("concat, cast, swiglu, multi_linear)"), std::string::npos);
 }
 
 TEST(OpSetTest, ChecksArity) {
@@ -118,6 +119,30 @@ TEST(OpSetTest, SwigluIsSiluOfTheGateTimesUp) {
   expect_refused(infer(OpKind::kSwiglu, {f32({1, 3, 8}), f32({8})}),
                  "swiglu: up: expected the gate's shape [1,3,8], found [8]");
   expect_refused(infer(OpKind::kSwiglu, {typed(DType::kF16, {4}), f32({4})}), "gate: expected dtype f32, found f16");
+}
+
+TEST(OpSetTest, MultiLinearIsOneLinearPerWeight) {
+  const Attributes two{{"parts", int64_t{2}}};
+  const TensorSpec x = f32({3, 4}), q = typed(DType::kBF16, {6, 4}), k = typed(DType::kBF16, {2, 4});
+  const TensorSpec q_bias = f32({6}), k_bias = f32({2});
+  const TensorSpec* unbiased[] = {&x, &q, &k};
+  auto outputs = infer_outputs(OpKind::kMultiLinear, unbiased, two);
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  ASSERT_EQ(outputs->size(), 2u);
+  EXPECT_EQ(shape_string((*outputs)[0].shape), "[3,6]");
+  EXPECT_EQ(shape_string((*outputs)[1].shape), "[3,2]");
+  const TensorSpec* biased[] = {&x, &q, &k, &q_bias, &k_bias};
+  ASSERT_TRUE(infer_outputs(OpKind::kMultiLinear, biased, two).ok());
+  // One bias short: neither "no biases" nor "one per weight".
+  expect_refused(infer(OpKind::kMultiLinear, {x, q, k, q_bias}, two),
+                 "attribute 'parts': expected the number of weights (the op has x, the weights and optionally one "
+                 "bias each: 4 inputs), found 2");
+  expect_refused(infer(OpKind::kMultiLinear, {x, q}, Attributes{{"parts", int64_t{0}}}), "found 0");
+  // Biases swapped: part 0's bias has part 1's width.
+  expect_refused(infer(OpKind::kMultiLinear, {x, q, k, k_bias, q_bias}, two),
+                 "multi_linear: part 0: bias: expected dimension 0 to be 6, found shape [2]");
+  expect_refused(infer(OpKind::kMultiLinear, {x, q, f32({2, 5})}, two),
+                 "part 1: weight: expected [out, 4] to match input [3,4], found [2,5]");
 }
 
 TEST(OpSetTest, Linear) {

@@ -1,4 +1,5 @@
-// The cpu backend: its pass fuses silu * up into swiglu; preprocess lowers a partition into a
+// The cpu backend: its passes fuse silu * up into swiglu and the linears of one input into
+// multi_linear; preprocess lowers a partition into a
 // method blob whose weights are named data; the runtime side verifies the blob against the call
 // and the named data it is given, refuses what does not match or is corrupt, and runs it.
 #include "staticlm/backends/cpu/export/cpu_backend.h"
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
@@ -257,6 +259,58 @@ TEST(CpuBackendTest, TheIsaRuntimeOptionIsValidated) {
   TestGraph t = test_graph();
   Exported e = export_test_graph(t);
   EXPECT_TRUE(capped.init(e.blob, call_inputs(), e.named_data).ok());
+}
+
+ValueId constant_value(Graph& g, const std::string& name, Shape shape) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(num_elements(shape)) * 4, 0);
+  const ConstantId id = *g.mutable_constants().add(name, DType::kF32, std::move(shape), make_owned_source(bytes));
+  return *g.use_constant(id);
+}
+
+TEST(CpuBackendTest, TheLinearsOfOneInputBecomeOneMultiLinear) {
+  Graph g(std::make_shared<ConstantTable>());
+  ValueId x = *g.add_input("x", DType::kF32, {2, 4});
+  ValueId wq = constant_value(g, "wq", {3, 4}), wk = constant_value(g, "wk", {2, 4});
+  ValueId wv = constant_value(g, "wv", {2, 4}), wb = constant_value(g, "wb", {3, 4});
+  ValueId b = constant_value(g, "b", {3});
+  ValueId q = *g.add(OpKind::kLinear, {x, wq}, {}, "q_proj");
+  ValueId y = *g.add(OpKind::kSilu, {x});
+  ValueId k = *g.add(OpKind::kLinear, {x, wk}, {}, "k_proj");
+  ValueId late_w = *g.add(OpKind::kMul, {wk, wk});  // computed after q_proj: cannot join it
+  ValueId v = *g.add(OpKind::kLinear, {x, wv}, {}, "v_proj");
+  ValueId biased = *g.add(OpKind::kLinear, {x, wb, b});  // the only one with a bias
+  ValueId other_x = *g.add(OpKind::kLinear, {y, wq});
+  ValueId late = *g.add(OpKind::kLinear, {x, late_w});
+  for (auto [name, value] :
+       {std::pair{"q", q}, {"k", k}, {"v", v}, {"biased", biased}, {"other_x", other_x}, std::pair{"late", late}}) {
+    ASSERT_TRUE(g.add_output(name, value).ok());
+  }
+  ASSERT_TRUE(MultiLinearFusion().run(g).ok());
+  ASSERT_TRUE(verify_graph(g).ok()) << verify_graph(g).to_string();
+  ASSERT_EQ(g.nodes().size(), 6u);
+  const GraphNode& fused = g.nodes()[0];
+  EXPECT_EQ(fused.op, OpKind::kMultiLinear);
+  EXPECT_EQ(fused.inputs, (std::vector<ValueId>{x, wq, wk, wv}));
+  EXPECT_EQ(fused.outputs, (std::vector<ValueId>{q, k, v}));
+  EXPECT_EQ(fused.attributes.get_int("parts").value_or(0), 3);
+  EXPECT_EQ(fused.name, "q_proj+k_proj+v_proj");
+  EXPECT_EQ(g.value(q).producer, 0);
+  for (size_t n = 1; n < g.nodes().size(); ++n) {
+    EXPECT_NE(g.nodes()[n].op, OpKind::kMultiLinear) << "node " << n;
+  }
+
+  // Biased linears merge with biased ones, biases after the weights.
+  Graph qwen(std::make_shared<ConstantTable>());
+  ValueId h = *qwen.add_input("h", DType::kF32, {1, 4});
+  ValueId w0 = constant_value(qwen, "w0", {3, 4}), w1 = constant_value(qwen, "w1", {2, 4});
+  ValueId b0 = constant_value(qwen, "b0", {3}), b1 = constant_value(qwen, "b1", {2});
+  ValueId o0 = *qwen.add(OpKind::kLinear, {h, w0, b0});
+  ValueId o1 = *qwen.add(OpKind::kLinear, {h, w1, b1});
+  ASSERT_TRUE(qwen.add_output("o0", o0).ok() && qwen.add_output("o1", o1).ok());
+  ASSERT_TRUE(MultiLinearFusion().run(qwen).ok());
+  ASSERT_TRUE(verify_graph(qwen).ok()) << verify_graph(qwen).to_string();
+  ASSERT_EQ(qwen.nodes().size(), 1u);
+  EXPECT_EQ(qwen.nodes()[0].inputs, (std::vector<ValueId>{h, w0, w1, b0, b1}));
 }
 
 TEST(WeightDtypePassTest, ConvertsTheMatrixOnceAndRefusesWhatIsNotAFloatDtype) {

@@ -119,5 +119,32 @@ TEST(LinearTest, AbsentOptionalBiasAddsNothing) {
   expect_close((*with_null)[0], to_doubles((*without)[0]), 0.0, 0.0);
 }
 
+// The fused op is its parts: each output equals the linear of x with that part's weight and bias.
+TEST(MultiLinearTest, EachOutputIsThePartsLinear) {
+  std::mt19937 rng(23);
+  Tensor x = random_tensor(DType::kF32, {2, 3, 24}, rng);
+  Tensor q = random_tensor(DType::kBF16, {12, 24}, rng);
+  Tensor k = random_tensor(DType::kF32, {4, 24}, rng);
+  Tensor q_bias = random_tensor(DType::kF32, {12}, rng);
+  Tensor k_bias = random_tensor(DType::kF16, {4}, rng);
+  for (const bool biased : {false, true}) {
+    SCOPED_TRACE(biased ? "biases" : "no biases");
+    std::vector<Tensor*> inputs = {&x, &q, &k};
+    if (biased) {
+      inputs.insert(inputs.end(), {&q_bias, &k_bias});
+    }
+    auto fused = run_op(OpKind::kMultiLinear, inputs, Attributes{{"parts", int64_t{2}}});
+    ASSERT_TRUE(fused.ok()) << fused.status().to_string();
+    ASSERT_EQ(fused->size(), 2u);
+    auto want_q = biased ? run_op(OpKind::kLinear, {&x, &q, &q_bias}) : run_op(OpKind::kLinear, {&x, &q});
+    auto want_k = biased ? run_op(OpKind::kLinear, {&x, &k, &k_bias}) : run_op(OpKind::kLinear, {&x, &k});
+    ASSERT_TRUE(want_q.ok() && want_k.ok());
+    EXPECT_EQ((*fused)[0].shape(), (Shape{2, 3, 12}));
+    EXPECT_EQ((*fused)[1].shape(), (Shape{2, 3, 4}));
+    expect_close((*fused)[0], to_doubles((*want_q)[0]), 0.0, 0.0);
+    expect_close((*fused)[1], to_doubles((*want_k)[0]), 0.0, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace staticlm::portable_test

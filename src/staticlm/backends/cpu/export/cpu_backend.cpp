@@ -1,5 +1,6 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
+#include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/format/method_blob.h"
@@ -78,6 +79,8 @@ std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions
     passes.push_back(std::make_unique<WeightDtypePass>(std::move(weight_dtype)));
   }
   passes.push_back(std::make_unique<SwigluFusion>());
+  // After weight_dtype, which rewrites the weights of linear nodes.
+  passes.push_back(std::make_unique<MultiLinearFusion>());
   return passes;
 }
 

@@ -22,6 +22,9 @@ struct LinearEntryPoints {
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
+// Every part in one split of the output columns (one barrier); at most 8 parts.
+Result<std::unique_ptr<Kernel>> make_multi_linear_kernel(const KernelSignature& signature,
+                                                         LinearEntryPoints entry_points);
 
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
 

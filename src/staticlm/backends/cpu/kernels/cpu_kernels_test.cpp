@@ -120,6 +120,71 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
   }
 }
 
+// The fused projections: every part's columns in one split, parts of different widths (so the
+// tiles and panels straddle part boundaries), with and without biases, decode and chunk rows.
+TEST_P(CpuLinearTest, MultiLinearMatchesThePortableOne) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(23);
+  struct Case {
+    DType weight;
+    int64_t rows;
+    int64_t inner;
+    std::vector<int64_t> columns;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {DType::kF32, 1, 72, {18, 6, 6}, false},
+      {DType::kBF16, 1, 64, {9, 3, 3}, true},
+      {DType::kF16, 1, 40, {33, 7}, false},
+      {DType::kF32, 5, 33, {10, 3, 3}, true},
+      {DType::kF32, 40, 300, {64, 33, 31}, true},
+      {DType::kBF16, 36, 95, {70, 70}, false},  // odd K: the f32 GEMM, not the pair one
+      {DType::kF16, 33, 50, {5, 40}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " rows " << c.rows << " inner " << c.inner << " parts "
+                                    << c.columns.size() << (c.bias ? " + biases" : ""));
+    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
+    std::vector<Tensor> weights, biases;
+    for (int64_t columns : c.columns) {
+      weights.push_back(random_tensor(c.weight, {columns, c.inner}, rng));
+      biases.push_back(random_tensor(DType::kF32, {columns}, rng));
+    }
+    std::vector<Tensor*> inputs = {&x};
+    for (Tensor& w : weights) {
+      inputs.push_back(&w);
+    }
+    for (Tensor& b : biases) {
+      if (c.bias) {
+        inputs.push_back(&b);
+      }
+    }
+    const Attributes parts{{"parts", static_cast<int64_t>(c.columns.size())}};
+    expect_conforms(GetParam(), OpKind::kMultiLinear, inputs, parts, 1e-5, 1e-5);
+  }
+}
+
+TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {
+  std::mt19937 rng(27);
+  Tensor x = random_tensor(DType::kF32, {1, 16}, rng);
+  std::vector<Tensor> weights;
+  std::vector<Tensor*> inputs = {&x};
+  for (int p = 0; p < 9; ++p) {
+    weights.push_back(random_tensor(DType::kF32, {2, 16}, rng));
+  }
+  for (Tensor& w : weights) {
+    inputs.push_back(&w);
+  }
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, inputs,
+                         Attributes{{"parts", int64_t{9}}}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.multi_linear");
+  EXPECT_EQ(got->size(), 9u);
+}
+
 TEST_P(CpuLinearTest, TakesLeadingDimensionsAsRows) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
@@ -212,6 +277,24 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
     ASSERT_TRUE(want.ok()) << want.status().to_string();
     expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
   }
+  // multi_linear on the pair GEMM: x rounded once for every part.
+  Tensor x = random_tensor(DType::kF32, {40, 130}, rng);
+  Tensor gate = random_tensor(DType::kBF16, {70, 130}, rng);
+  Tensor up = random_tensor(DType::kBF16, {33, 130}, rng);
+  const Attributes parts{{"parts", int64_t{2}}};
+  std::string kernel_name;
+  auto got =
+      run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, {&x, &gate, &up}, parts, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "cpu.avx512.multi_linear_bf16");
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
+  }
+  auto want = run_op(OpKind::kMultiLinear, {&x, &gate, &up}, parts);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  ASSERT_EQ(got->size(), 2u);
+  expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
+  expect_close((*got)[1], to_doubles((*want)[1]), 1e-5, 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),

@@ -18,8 +18,10 @@ const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
 const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
 const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
 
-KernelFactory linear_factory(cpu::LinearEntryPoints entry_points) {
-  return [entry_points](const KernelSignature& signature) { return cpu::make_linear_kernel(signature, entry_points); };
+using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
+
+KernelFactory linear_factory(LinearFactory make, cpu::LinearEntryPoints entry_points) {
+  return [make, entry_points](const KernelSignature& signature) { return make(signature, entry_points); };
 }
 
 using ElementwiseFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::ElementwiseFns);
@@ -36,13 +38,27 @@ KernelFactory attention_factory(cpu::AttentionRowFns fns) {
 
 Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
-  STATICLM_RETURN_IF_ERROR(registry.add(
-      {OpKind::kLinear, "cpu.avx512.linear_bf16", kAvx512Bf16Features, kAvx512Bf16Priority,
-       linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx512_bf16, cpu::round_to_bf16_avx512bf16})}));
-  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kLinear, "cpu.avx512.linear", kAvx512Features, kAvx512Priority,
-                                         linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx512})}));
-  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kLinear, "cpu.avx2.linear", kAvx2Features, kAvx2Priority,
-                                         linear_factory({cpu::linear_columns_avx2, cpu::linear_columns_avx2})}));
+  // linear and multi_linear share the tiles and the entries: "cpu.<isa>.linear[_bf16]",
+  // "cpu.<isa>.multi_linear[_bf16]".
+  struct LinearOp {
+    OpKind op;
+    LinearFactory make;
+  };
+  const LinearOp linear_ops[] = {{OpKind::kLinear, cpu::make_linear_kernel},
+                                 {OpKind::kMultiLinear, cpu::make_multi_linear_kernel}};
+  for (const LinearOp& entry : linear_ops) {
+    const std::string_view name = op_name(entry.op);
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
+                      linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512_bf16,
+                                                  cpu::round_to_bf16_avx512bf16})}));
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
+                      linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512})}));
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
+                      linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx2})}));
+  }
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
                     attention_factory(

@@ -1,0 +1,72 @@
+// multi_linear: each part is the portable linear over the shared x, run one after the other;
+// the reference the cpu backend's fused kernel is checked against.
+#include "staticlm/backends/portable/multi_linear.h"
+
+#include <vector>
+
+#include "staticlm/backends/portable/kernel_factories.h"
+
+namespace staticlm::portable {
+
+Result<MultiLinearLayout> MultiLinearLayout::of(const KernelSignature& signature) {
+  STATICLM_ASSIGN_OR_RETURN(int64_t parts, signature.attributes.get_int("parts"));
+  const auto inputs = static_cast<int64_t>(signature.inputs.size());
+  if (parts < 1 || (inputs != 1 + parts && inputs != 1 + 2 * parts)) {
+    return invalid_argument("multi_linear: ", inputs, " inputs do not make x and ", parts,
+                            " weights with no bias or one bias each");
+  }
+  if (static_cast<int64_t>(signature.outputs.size()) != parts) {
+    return invalid_argument("multi_linear: expected ", parts, " outputs, found ", signature.outputs.size());
+  }
+  for (const TensorSpec* input : signature.inputs) {
+    if (input == nullptr) {
+      return invalid_argument("multi_linear: every input must be present");
+    }
+  }
+  return MultiLinearLayout(parts, inputs == 1 + 2 * parts);
+}
+
+namespace {
+
+class MultiLinearKernel final : public Kernel {
+ public:
+  MultiLinearKernel(MultiLinearLayout layout, std::vector<std::unique_ptr<Kernel>> parts)
+      : layout_(layout), parts_(std::move(parts)) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext& context) const override {
+    for (int64_t p = 0; p < layout_.parts(); ++p) {
+      TensorView part_inputs[3];
+      const size_t count = layout_.linear_inputs(inputs, p, part_inputs);
+      STATICLM_RETURN_IF_ERROR(parts_[static_cast<size_t>(p)]->execute(
+          std::span<const TensorView>(part_inputs, count), outputs.subspan(static_cast<size_t>(p), 1), context));
+    }
+    return ok_status();
+  }
+
+ private:
+  MultiLinearLayout layout_;
+  std::vector<std::unique_ptr<Kernel>> parts_;
+};
+
+}  // namespace
+
+KernelResult make_multi_linear_kernel(const KernelSignature& signature) {
+  STATICLM_ASSIGN_OR_RETURN(MultiLinearLayout layout, MultiLinearLayout::of(signature));
+  std::vector<std::unique_ptr<Kernel>> parts;
+  const Attributes none;
+  for (int64_t p = 0; p < layout.parts(); ++p) {
+    const TensorSpec* inputs[3];
+    const size_t count = layout.linear_inputs(signature.inputs, p, inputs);
+    const KernelSignature part{OpKind::kLinear, InputSpecs(inputs, count),
+                               signature.outputs.subspan(static_cast<size_t>(p), 1), none};
+    auto kernel = make_linear_kernel(part);
+    if (!kernel.ok()) {
+      return kernel.status().with_context(str_cat("multi_linear part ", p));
+    }
+    parts.push_back(std::move(*kernel));
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<MultiLinearKernel>(layout, std::move(parts)));
+}
+
+}  // namespace staticlm::portable
