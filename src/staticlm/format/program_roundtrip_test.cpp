@@ -295,6 +295,29 @@ TEST(ProgramWriterTest, EmptyProgramRoundTrips) {
   EXPECT_EQ((*file)->file_size(), (*file)->header().data_offset);
 }
 
+// The writer sends whole 2 MiB blocks: constants that start, end and lie inside blocks, or span
+// several, with small ones between, read back byte for byte.
+TEST(ProgramWriterTest, ConstantsAcrossTheWriteBlocksRoundTrip) {
+  ScratchDir dir;
+  const std::string path = dir.path("blocks.slm");
+  ProgramSpec spec;
+  const size_t sizes[] = {3, (size_t{2} << 20) - 100, 5 << 20, 4096, (size_t{2} << 20) + 7, 1 << 20, 64};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    spec.constants.push_back(ConstantSpec{str_cat("c", i),
+                                          DType::kI8,
+                                          {static_cast<int64_t>(sizes[i])},
+                                          make_owned_source(pattern_bytes(sizes[i], static_cast<uint32_t>(i + 1)))});
+  }
+  Result<WriteSummary> summary = write_program(spec, path);
+  ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+  Result<std::unique_ptr<ProgramFile>> file = ProgramFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  EXPECT_EQ((*file)->file_size(), summary->file_bytes);
+  for (uint32_t c = 0; c < std::size(sizes); ++c) {
+    EXPECT_EQ(as_vector((*file)->constant_bytes(c)), pattern_bytes(sizes[c], c + 1)) << "constant " << c;
+  }
+}
+
 TEST(ProgramWriterTest, ReplacesAnExistingFile) {
   ScratchDir dir;
   const std::string path = dir.path("p.slm");
