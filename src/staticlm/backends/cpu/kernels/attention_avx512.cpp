@@ -15,14 +15,14 @@
 
 namespace staticlm::cpu {
 
-void attention_scores_avx512(const float* q, const void* keys, DType cache_dtype, int64_t rows, int64_t dim,
-                             float scale, float* scores) {
-  attention::scores_any<simd::Avx512>(q, keys, cache_dtype, rows, dim, scale, scores);
+void attention_scores_avx512(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
+                             int64_t dim, float scale, float* scores, int64_t stride) {
+  attention::scores_any<simd::Avx512>(q, group, keys, cache_dtype, rows, dim, scale, scores, stride);
 }
 
-void attention_weighted_sum_avx512(const float* weights, const void* values, DType cache_dtype, int64_t rows,
-                                   int64_t dim, float* out) {
-  attention::weighted_sum_any<simd::Avx512>(weights, values, cache_dtype, rows, dim, out);
+void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t group, const void* values,
+                                   DType cache_dtype, int64_t rows, int64_t dim, float* out) {
+  attention::weighted_sum_any<simd::Avx512>(weights, stride, group, values, cache_dtype, rows, dim, out);
 }
 
 }  // namespace staticlm::cpu

@@ -1,6 +1,9 @@
 // The cpu attention: the portable kernel's semantics (docs/ops.md: causal by position, grouped
-// query heads, zeros for padding rows, OutOfRange for a position past the cache) with the score
-// and weighted-sum rows and the softmax's exponentials vectorized per ISA.
+// query heads, zeros for padding rows, OutOfRange for a position past the cache), run per GQA
+// group: one task scores every query head of a kv head's group against one read of its K and V
+// rows (attention_rows.h). When a call has too few groups to keep the threads busy (a decode
+// row), long caches are split too: each task covers a run of slots and keeps its softmax
+// unnormalized with its (max, sum), and the runs are merged afterwards, as flash-decoding does.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +20,11 @@ struct Shape4 {
   int64_t batch, seq, query_heads, kv_heads, cache_len, head_dim;
 };
 
+// Slots a run should hold at least: below it, the merge costs more than the split saves.
+constexpr int64_t kMinSlotsPerRun = 128;
+// Tasks per thread that balance uneven work.
+constexpr int64_t kTasksPerThread = 4;
+
 class AttentionKernel final : public Kernel {
  public:
   AttentionKernel(AttentionRowFns fns, const Shape4& shape, float scale, DType cache_dtype, DType positions_dtype)
@@ -25,53 +33,136 @@ class AttentionKernel final : public Kernel {
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     const Shape4& sh = shape_;
+    int64_t max_slots = 0;
     for (int64_t s = 0; s < sh.seq; ++s) {
       const int64_t position = portable::load_index(inputs[3].raw(), positions_dtype_, s);
       if (position >= sh.cache_len) {
         return out_of_range("attention: position ", position, " at row ", s, " is outside the cache length ",
                             sh.cache_len);
       }
+      max_slots = std::max(max_slots, position + 1);
     }
-    const float* q = inputs[0].data<float>();
-    const auto* k_cache = static_cast<const uint8_t*>(inputs[1].raw());
-    const auto* v_cache = static_cast<const uint8_t*>(inputs[2].raw());
-    const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
-    float* out = outputs[0].data<float>();
+    Call call{inputs[0].data<float>(), static_cast<const uint8_t*>(inputs[1].raw()),
+              static_cast<const uint8_t*>(inputs[2].raw()), inputs[3].raw(), outputs[0].data<float>()};
+    const int64_t groups = sh.batch * sh.seq * sh.kv_heads;
+    const int64_t wanted = kTasksPerThread * context.thread_pool->num_threads();
+    const int64_t runs = groups >= wanted || context.thread_pool->num_threads() == 1
+                             ? 1
+                             : std::clamp<int64_t>(max_slots / kMinSlotsPerRun, 1, (wanted + groups - 1) / groups);
+    if (runs == 1) {
+      context.thread_pool->parallel_for(groups, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          run_group(call, task, 0, 1, nullptr);
+        }
+      });
+      return ok_status();
+    }
+    // Per (group, run): the unnormalized sums of each head, then its max and sum of exps.
     const int64_t group = sh.query_heads / sh.kv_heads;
-    const int64_t tasks = sh.batch * sh.seq * sh.query_heads;
-    const void* positions = inputs[3].raw();
-    context.thread_pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> weights;
-      weights.resize(static_cast<size_t>(sh.cache_len));
+    const int64_t per_run = group * (sh.head_dim + 2);
+    // The calling thread's buffer, passed by pointer: named inside the lambda, a thread_local
+    // would be each worker's own.
+    thread_local std::vector<float> partial_buffer;
+    partial_buffer.resize(static_cast<size_t>(groups * runs * per_run));
+    float* partial = partial_buffer.data();
+    context.thread_pool->parallel_for(groups * runs, 1, [&](int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task) {
-        // task enumerates [batch, seq, query_heads] in row-major order, as q and out are laid out.
-        const int64_t h = task % sh.query_heads;
-        const int64_t s = (task / sh.query_heads) % sh.seq;
-        const int64_t b = task / (sh.query_heads * sh.seq);
-        float* out_head = out + task * sh.head_dim;
-        const int64_t position = portable::load_index(positions, positions_dtype_, s);
-        if (position < 0) {
-          std::fill(out_head, out_head + sh.head_dim, 0.0f);
-          continue;
-        }
-        const size_t cache_offset =
-            static_cast<size_t>((b * sh.kv_heads + h / group) * sh.cache_len * sh.head_dim) * element;
-        const int64_t slots = position + 1;
-        fns_.scores(q + task * sh.head_dim, k_cache + cache_offset, cache_dtype_, slots, sh.head_dim, scale_,
-                    weights.data());
-        const float max_score = *std::max_element(weights.begin(), weights.begin() + slots);
-        const float total = fns_.exp_shifted(weights.data(), slots, max_score);
-        const float inverse = 1.0f / total;
-        for (int64_t j = 0; j < slots; ++j) {
-          weights[static_cast<size_t>(j)] *= inverse;
-        }
-        fns_.weighted_sum(weights.data(), v_cache + cache_offset, cache_dtype_, slots, sh.head_dim, out_head);
+        run_group(call, task / runs, task % runs, runs, partial + task * per_run);
       }
     });
+    for (int64_t g = 0; g < groups; ++g) {
+      merge_runs(partial + g * runs * per_run, runs, group, call.out + g * group * sh.head_dim);
+    }
     return ok_status();
   }
 
  private:
+  struct Call {
+    const float* q;
+    const uint8_t* k_cache;
+    const uint8_t* v_cache;
+    const void* positions;
+    float* out;
+  };
+
+  // Run `run` of `runs` of the slots of group `task` ([batch, seq, kv_heads] in row-major order:
+  // its query heads are consecutive in q and out). With `partial` null (one run) it writes the
+  // attention output; otherwise it writes the run's unnormalized sums to partial[g * head_dim]
+  // and its (max, sum) to partial[group * head_dim + 2 * g].
+  void run_group(const Call& call, int64_t task, int64_t run, int64_t runs, float* partial) const {
+    const Shape4& sh = shape_;
+    const int64_t group = sh.query_heads / sh.kv_heads;
+    const int64_t kv = task % sh.kv_heads;
+    const int64_t s = (task / sh.kv_heads) % sh.seq;
+    const int64_t b = task / (sh.kv_heads * sh.seq);
+    const int64_t head0 = (b * sh.seq + s) * sh.query_heads + kv * group;
+    float* out = partial != nullptr ? partial : call.out + head0 * sh.head_dim;
+    float* stats = partial != nullptr ? partial + group * sh.head_dim : nullptr;
+    const int64_t position = portable::load_index(call.positions, positions_dtype_, s);
+    const int64_t slots = position + 1;  // 0 for a padding row
+    const int64_t first = slots * run / runs;
+    const int64_t count = slots * (run + 1) / runs - first;
+    if (count <= 0) {
+      std::fill(out, out + group * sh.head_dim, 0.0f);
+      for (int64_t g = 0; stats != nullptr && g < group; ++g) {
+        stats[2 * g] = -std::numeric_limits<float>::infinity();
+        stats[2 * g + 1] = 0.0f;
+      }
+      return;
+    }
+    const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
+    const size_t offset = static_cast<size_t>(((b * sh.kv_heads + kv) * sh.cache_len + first) * sh.head_dim) * element;
+    thread_local std::vector<float> weights;
+    weights.resize(static_cast<size_t>(group * count));
+    fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim, scale_,
+                weights.data(), count);
+    for (int64_t g = 0; g < group; ++g) {
+      float* w = weights.data() + g * count;
+      const float max_score = *std::max_element(w, w + count);
+      const float total = fns_.exp_shifted(w, count, max_score);
+      if (stats != nullptr) {
+        stats[2 * g] = max_score;
+        stats[2 * g + 1] = total;
+        continue;
+      }
+      const float inverse = 1.0f / total;
+      for (int64_t j = 0; j < count; ++j) {
+        w[j] *= inverse;
+      }
+    }
+    fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
+  }
+
+  // out[g] = sum_r e^(max_r - M) * sums_r[g] / sum_r e^(max_r - M) * total_r, M the largest max.
+  void merge_runs(const float* partial, int64_t runs, int64_t group, float* out) const {
+    const int64_t dim = shape_.head_dim;
+    const int64_t per_run = group * (dim + 2);
+    for (int64_t g = 0; g < group; ++g) {
+      float top = -std::numeric_limits<float>::infinity();
+      for (int64_t r = 0; r < runs; ++r) {
+        top = std::max(top, partial[r * per_run + group * dim + 2 * g]);
+      }
+      float* o = out + g * dim;
+      std::fill(o, o + dim, 0.0f);
+      if (top == -std::numeric_limits<float>::infinity()) {
+        continue;  // a padding row: no slot at all
+      }
+      float total = 0.0f;
+      for (int64_t r = 0; r < runs; ++r) {
+        const float* run = partial + r * per_run;
+        const float factor = std::exp(run[group * dim + 2 * g] - top);
+        total += factor * run[group * dim + 2 * g + 1];
+        for (int64_t d = 0; d < dim; ++d) {
+          o[d] += factor * run[g * dim + d];
+        }
+      }
+      const float inverse = 1.0f / total;
+      for (int64_t d = 0; d < dim; ++d) {
+        o[d] *= inverse;
+      }
+    }
+  }
+
   AttentionRowFns fns_;
   Shape4 shape_;
   float scale_;

@@ -314,13 +314,18 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
   }
   std::mt19937 rng(25);
   // Head dims below, at and off the vector widths; grouped and ungrouped heads; a decode row late
-  // in the cache; a left-padded chunk; f32 and f16 caches.
+  // in the cache; a left-padded chunk; f32 and f16 caches; slot counts off the score blocks.
   const std::vector<AttentionCase> cases = {
       {DType::kF32, 1, 9, 3, 64, 64, {40}},
       {DType::kF16, 1, 4, 4, 16, 20, {15}},
       {DType::kF32, 5, 6, 2, 12, 37, {-1, -1, 2, 3, 4}},
       {DType::kF16, 4, 8, 1, 9, 8, {0, 1, 2, 8}},
       {DType::kF32, 3, 2, 1, 70, 130, {66, 67, 69}},
+      // Decode rows with few groups and long caches: the slots split into runs merged by (max,
+      // sum); a group of 10 heads (weighted sums in passes of 8); a padding row among split ones.
+      {DType::kF32, 1, 10, 1, 1024, 64, {900}},
+      {DType::kF16, 1, 8, 2, 600, 40, {599}},
+      {DType::kF32, 2, 4, 1, 400, 64, {-1, 300}},
   };
   for (const AttentionCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.cache) << " seq " << c.seq << " heads " << c.query_heads << "/"

@@ -34,6 +34,20 @@ struct Avx2 {
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  // Lane i of the result = the sum of r[i]'s lanes, in a tree of shuffles and adds.
+  __attribute__((always_inline)) static Reg sum_each(const Reg r[8]) {
+    Reg pairs[4];
+    for (int i = 0; i < 4; ++i) {  // per 128-bit lane: r[2i] and r[2i+1] half-summed, interleaved
+      pairs[i] = _mm256_add_ps(_mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]), _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]));
+    }
+    Reg quads[2];
+    for (int i = 0; i < 2; ++i) {  // per 128-bit lane: the lane sums of r[4i .. 4i+3]
+      quads[i] = _mm256_add_ps(_mm256_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                               _mm256_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    return _mm256_add_ps(_mm256_permute2f128_ps(quads[0], quads[1], 0x20),
+                         _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
+  }
   // r[i] holds row i of an 8 x 8 block; afterwards r[t] holds its column t.
   static void transpose(Reg r[8]) {
     Reg u[8];
