@@ -145,10 +145,10 @@ Specs infer_norm(InputSpecs in, const Attributes& attrs, double default_eps) {
 }
 
 Specs infer_rms_norm(InputSpecs in, const Attributes& attrs) {
-  return infer_norm(in, attrs, 1e-6);
+  return infer_norm(in, attrs, kRmsNormDefaultEps);
 }
 Specs infer_layer_norm(InputSpecs in, const Attributes& attrs) {
-  return infer_norm(in, attrs, 1e-5);
+  return infer_norm(in, attrs, kLayerNormDefaultEps);
 }
 
 Status check_positions(const TensorSpec& positions, int64_t seq_len) {

@@ -42,6 +42,10 @@ enum class OpKind : uint8_t {
   kMultiLinear,  // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
 };
 
+// The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.
+inline constexpr double kRmsNormDefaultEps = 1e-6;
+inline constexpr double kLayerNormDefaultEps = 1e-5;
+
 // An op's inputs as seen by inference: nullptr marks an absent optional input.
 using InputSpecs = std::span<const TensorSpec* const>;
 

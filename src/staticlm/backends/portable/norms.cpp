@@ -97,11 +97,11 @@ KernelResult make_norm_kernel(const KernelSignature& signature, NormKind kind, d
 }  // namespace
 
 KernelResult make_rms_norm_kernel(const KernelSignature& signature) {
-  return make_norm_kernel(signature, NormKind::kRms, 1e-6);
+  return make_norm_kernel(signature, NormKind::kRms, kRmsNormDefaultEps);
 }
 
 KernelResult make_layer_norm_kernel(const KernelSignature& signature) {
-  return make_norm_kernel(signature, NormKind::kLayer, 1e-5);
+  return make_norm_kernel(signature, NormKind::kLayer, kLayerNormDefaultEps);
 }
 
 }  // namespace staticlm::portable

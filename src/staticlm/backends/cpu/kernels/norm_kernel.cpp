@@ -45,7 +45,7 @@ Result<std::unique_ptr<Kernel>> make_rms_norm_kernel(const KernelSignature& sign
   if (signature.inputs[1]->dtype != DType::kF32) {
     return unimplemented("rms_norm: the cpu kernel takes f32 weights, found ", dtype_name(signature.inputs[1]->dtype));
   }
-  STATICLM_ASSIGN_OR_RETURN(double eps, signature.attributes.get_float_or("eps", 1e-6));
+  STATICLM_ASSIGN_OR_RETURN(double eps, signature.attributes.get_float_or("eps", kRmsNormDefaultEps));
   const int64_t width = x.shape.back();
   return std::make_unique<RmsNormKernel>(fns, num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1)),
                                          width, static_cast<float>(eps));
