@@ -98,9 +98,7 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
 // `weight_dtype` set to a dtype (the cpu backend's), which converts them again.
 DType stored_weight_dtype(const HfStaticExportOptions& options, const std::optional<Partitioner>& partitioner) {
   if (partitioner) {
-    if (auto value = partitioner->options().get_string("weight_dtype"); value.ok()) {
-      return parse_dtype(*value).value_or(options.weight_dtype);
-    }
+    return partitioner->backend().stored_weight_dtype(partitioner->options()).value_or(options.weight_dtype);
   }
   return options.weight_dtype;
 }

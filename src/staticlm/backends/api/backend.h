@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,13 @@ class Backend {
   virtual std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions& options) const {
     (void)options;
     return {};
+  }
+  // The dtype the backend's passes store the model's matrices in under `options`, where they
+  // convert them (nullopt: as the exporter wrote them); the exporter records it in the
+  // program's weight_dtype metadata.
+  virtual std::optional<DType> stored_weight_dtype(const ResolvedOptions& options) const {
+    (void)options;
+    return std::nullopt;
   }
   // Whether this backend can take node `node` of `graph` under `options`.
   virtual NodeSupport supports(const Graph& graph, size_t node, const ResolvedOptions& options) const = 0;

@@ -70,6 +70,16 @@ std::string_view CpuBackend::summary() const {
   return "the host CPU: every op of the LLM op set; weights stored once as named data, kernels chosen by ISA";
 }
 
+std::optional<DType> CpuBackend::stored_weight_dtype(const ResolvedOptions& options) const {
+  const std::string weight_dtype = options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
+  if (weight_dtype == kKeepWeightDtype) {
+    return std::nullopt;
+  }
+  // The pass refuses what does not parse, so the export fails before this is recorded.
+  const Result<DType> parsed = parse_dtype(weight_dtype);
+  return parsed.ok() ? std::optional<DType>(*parsed) : std::nullopt;
+}
+
 std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions& options) const {
   std::vector<std::unique_ptr<GraphPass>> passes;
   // Options resolved against another schema (a test backend reusing these passes) have no
