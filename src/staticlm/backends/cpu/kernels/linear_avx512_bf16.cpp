@@ -36,9 +36,10 @@ void pack_pairs(const LinearOperands& op, int64_t n0, int64_t p0, int64_t pairs,
       for (int i = 0; i < 16; ++i) {
         const int64_t j = jb + i;
         const uint32_t* w = static_cast<const uint32_t*>(op.weight) + (n0 + j) * row_words + p0 + p;
-        // The same row's line of the next K block: the panel reads 32 rows at once, more streams
-        // than the hardware prefetcher follows, so each load asks for its successor.
-        _mm_prefetch(reinterpret_cast<const char*>(w + kPairBlock), _MM_HINT_T0);
+        // The same row's line of the next K block (past the row's last block, the line itself):
+        // the panel reads 32 rows at once, more streams than the hardware prefetcher follows, so
+        // each load asks for its successor.
+        _mm_prefetch(reinterpret_cast<const char*>(p0 + kPairBlock < row_words ? w + kPairBlock : w), _MM_HINT_T0);
         r[i] = j >= cols ? _mm512_setzero_ps() : _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(Avx512::mask(rest), w));
       }
       Avx512::transpose(r);
