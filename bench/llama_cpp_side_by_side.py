@@ -5,7 +5,7 @@ matched precision. Run by hand (building the peer takes about 10 minutes on 2 co
 The peer is llama.cpp's CPU backend from the source tree the npm package node-llama-cpp ships
 (pinned below: its package holds the tree as a git bundle), built with -DGGML_NATIVE=ON, no
 downloads of its own. The GGUFs are written by bench/hf_to_gguf.py with that tree's gguf-py (f32)
-and made f16 / bf16 by its llama-quantize, as users make them. Each round runs, per precision,
+and made f16 / bf16 by its llama-quantize, as users make them. Precision by precision, each round runs
 `llama-bench -p P -n N -t T -r 1 -o json` and `staticlm bench -p P -n N -t T -r 1 --json`; the
 report gives medians and ratios (staticlm / llama.cpp), and staticlm's roofline fraction.
 
@@ -107,9 +107,12 @@ def main():
     for shape in args.shape or ["smollm-135m"]:
         cases = prepare(shape, precisions, args.staticlm, args.prompt_tokens, args.decode_tokens)
         results = {p: {"llama_pp": [], "llama_tg": [], "slm_pp": [], "slm_tg": [], "roofline": []} for p in precisions}
-        for round_index in range(args.rounds):
-            for precision in precisions:
-                program, gguf = cases[precision]
+        # One precision at a time, its rounds interleaved: only that precision's GGUF and program
+        # need to stay in the page cache (the 1B shape's six files are 20 GB, and a file evicted
+        # between runs is read back into smaller, partly 4 KiB-mapped folios).
+        for precision in precisions:
+            program, gguf = cases[precision]
+            for round_index in range(args.rounds):
                 pp, tg = llama_bench(gguf, args)
                 results[precision]["llama_pp"].append(pp)
                 results[precision]["llama_tg"].append(tg)
@@ -117,7 +120,7 @@ def main():
                 results[precision]["slm_pp"].append(pp)
                 results[precision]["slm_tg"].append(tg)
                 results[precision]["roofline"].append(roofline)
-            print(f"{shape}: round {round_index + 1}/{args.rounds} done", file=sys.stderr)
+                print(f"{shape} {precision}: round {round_index + 1}/{args.rounds} done", file=sys.stderr)
         print(f"\n{shape}, {args.threads} threads, {args.rounds} rounds interleaved, medians (tokens/s)\n")
         print(f"| precision | llama.cpp pp{args.prompt_tokens} | staticlm pp{args.prompt_tokens} | ratio "
               f"| llama.cpp tg{args.decode_tokens} | staticlm tg{args.decode_tokens} | ratio | staticlm roofline |")
