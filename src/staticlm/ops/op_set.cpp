@@ -244,21 +244,14 @@ Specs infer_swiglu(InputSpecs in, const Attributes&) {
   return std::vector<TensorSpec>{*in[0]};
 }
 
-// x, then `parts` weights, then either no biases or one per weight; each part type-checks as a
-// linear of its own.
+// Each part type-checks as a linear of its own.
 Specs infer_multi_linear(InputSpecs in, const Attributes& attrs) {
-  STATICLM_ASSIGN_OR_RETURN(int64_t parts, attrs.get_int("parts"));
-  const auto count = static_cast<int64_t>(in.size());
-  if (parts < 1 || (count != 1 + parts && count != 1 + 2 * parts)) {
-    return invalid_argument("attribute 'parts': expected the number of weights (the op has x, the weights and ",
-                            "optionally one bias each: ", count, " inputs), found ", parts);
-  }
-  const bool biased = count == 1 + 2 * parts;
+  STATICLM_ASSIGN_OR_RETURN(MultiLinearSplit split, multi_linear_split(in.size(), attrs));
   std::vector<TensorSpec> outputs;
-  for (int64_t p = 0; p < parts; ++p) {
+  for (int64_t p = 0; p < split.parts; ++p) {
     const TensorSpec* linear[3] = {in[0], in[static_cast<size_t>(1 + p)],
-                                   biased ? in[static_cast<size_t>(1 + parts + p)] : nullptr};
-    auto part = infer_linear(InputSpecs(linear, biased ? 3 : 2), attrs);
+                                   split.biased ? in[static_cast<size_t>(1 + split.parts + p)] : nullptr};
+    auto part = infer_linear(InputSpecs(linear, split.biased ? 3 : 2), attrs);
     if (!part.ok()) {
       return part.status().with_context(str_cat("part ", p));
     }
@@ -433,6 +426,17 @@ constexpr std::array<OpDef, 19> kOps = {{
 }};
 
 }  // namespace
+
+Result<MultiLinearSplit> multi_linear_split(size_t num_inputs, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(int64_t parts, attrs.get_int("parts"));
+  const auto count = static_cast<int64_t>(num_inputs);
+  // parts is bounded by the count before it is doubled: the attribute comes from a file.
+  if (parts < 1 || parts >= count || (count != 1 + parts && count != 1 + 2 * parts)) {
+    return invalid_argument("attribute 'parts': expected the number of weights (the op has x, the weights and ",
+                            "optionally one bias each: ", count, " inputs), found ", parts);
+  }
+  return MultiLinearSplit{parts, count == 1 + 2 * parts};
+}
 
 std::span<const OpDef> all_ops() {
   return kOps;

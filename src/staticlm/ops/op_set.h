@@ -65,6 +65,14 @@ inline std::string_view op_name(OpKind kind) {
 // Fails with NotFound listing the known ops.
 Result<OpKind> find_op(std::string_view name);
 
+// How multi_linear's inputs divide: x, then `parts` weights, then no biases or one per weight.
+// Read from its `parts` attribute and its input count; InvalidArgument when they do not fit.
+struct MultiLinearSplit {
+  int64_t parts = 0;
+  bool biased = false;
+};
+Result<MultiLinearSplit> multi_linear_split(size_t num_inputs, const Attributes& attrs);
+
 // Checks arity, dtypes, shapes and attributes of one op instance and returns its output specs.
 // Fails with InvalidArgument naming the op and the offending input or attribute.
 Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs);

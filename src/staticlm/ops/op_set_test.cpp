@@ -138,6 +138,9 @@ TEST(OpSetTest, MultiLinearIsOneLinearPerWeight) {
                  "attribute 'parts': expected the number of weights (the op has x, the weights and optionally one "
                  "bias each: 4 inputs), found 2");
   expect_refused(infer(OpKind::kMultiLinear, {x, q}, Attributes{{"parts", int64_t{0}}}), "found 0");
+  // A hostile count from a program file: refused, never doubled past int64.
+  expect_refused(infer(OpKind::kMultiLinear, {x, q}, Attributes{{"parts", int64_t{1} << 62}}),
+                 "found 4611686018427387904");
   // Biases swapped: part 0's bias has part 1's width.
   expect_refused(infer(OpKind::kMultiLinear, {x, q, k, k_bias, q_bias}, two),
                  "multi_linear: part 0: bias: expected dimension 0 to be 6, found shape [2]");

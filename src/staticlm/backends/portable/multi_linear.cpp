@@ -9,21 +9,19 @@
 namespace staticlm::portable {
 
 Result<MultiLinearLayout> MultiLinearLayout::of(const KernelSignature& signature) {
-  STATICLM_ASSIGN_OR_RETURN(int64_t parts, signature.attributes.get_int("parts"));
-  const auto inputs = static_cast<int64_t>(signature.inputs.size());
-  if (parts < 1 || (inputs != 1 + parts && inputs != 1 + 2 * parts)) {
-    return invalid_argument("multi_linear: ", inputs, " inputs do not make x and ", parts,
-                            " weights with no bias or one bias each");
+  auto split = multi_linear_split(signature.inputs.size(), signature.attributes);
+  if (!split.ok()) {
+    return split.status().with_context("multi_linear");
   }
-  if (static_cast<int64_t>(signature.outputs.size()) != parts) {
-    return invalid_argument("multi_linear: expected ", parts, " outputs, found ", signature.outputs.size());
+  if (static_cast<int64_t>(signature.outputs.size()) != split->parts) {
+    return invalid_argument("multi_linear: expected ", split->parts, " outputs, found ", signature.outputs.size());
   }
   for (const TensorSpec* input : signature.inputs) {
     if (input == nullptr) {
       return invalid_argument("multi_linear: every input must be present");
     }
   }
-  return MultiLinearLayout(parts, inputs == 1 + 2 * parts);
+  return MultiLinearLayout(split->parts, split->biased);
 }
 
 namespace {

@@ -57,7 +57,9 @@ Status MultiLinearFusion::run(Graph& graph) {
         fused.inputs.push_back(nodes[n].inputs[2]);
       }
       fused.outputs.push_back(nodes[n].outputs.at(0));
-      fused.name += str_cat(fused.name.empty() ? "" : "+", nodes[n].name);
+      if (!nodes[n].name.empty()) {
+        fused.name += str_cat(fused.name.empty() ? "" : "+", nodes[n].name);
+      }
       merged[n] = true;
     }
     fused.attributes = Attributes{{"parts", static_cast<int64_t>(group.size())}};

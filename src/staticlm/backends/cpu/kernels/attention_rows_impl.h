@@ -68,7 +68,6 @@ template <class V, class T, int G>
 void weighted_sum_pass(const float* weights, int64_t stride, const void* values, int64_t rows, int64_t dim,
                        float* out) {
   using Elem = typename T::Elem;
-  alignas(64) float lane[V::kWidth];
   for (int64_t d = 0; d < dim; d += V::kWidth) {
     const int rest = dim - d < V::kWidth ? static_cast<int>(dim - d) : V::kWidth;
     const Elem* v = static_cast<const Elem*>(values) + d;
@@ -89,10 +88,7 @@ void weighted_sum_pass(const float* weights, int64_t stride, const void* values,
       if (rest == V::kWidth) {
         V::store(out + g * dim + d, acc[g]);
       } else {
-        V::store(lane, acc[g]);
-        for (int i = 0; i < rest; ++i) {
-          out[g * dim + d + i] = lane[i];
-        }
+        V::store_tail(out + g * dim + d, acc[g], rest);
       }
     }
   }
