@@ -7,6 +7,7 @@
 
 #include "staticlm/core/checked_math.h"
 #include "staticlm/ops/rope.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm {
 namespace {
@@ -84,39 +85,56 @@ Result<size_t> normalize_axis(int64_t axis, size_t rank, std::string_view attr) 
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
 }
 
-Specs infer_embedding(InputSpecs in, const Attributes&) {
+// A matrix input (linear weight, embedding table) as its op reads it: [N, K] for rows, the
+// logical shape for panel32 (whose stored shape matrix_layout checks).
+Result<Shape> matrix_shape(const TensorSpec& matrix, std::string_view role, const Attributes& attrs, int64_t index) {
+  auto layout = matrix_layout(attrs, index, matrix);
+  if (!layout.ok()) {
+    return layout.status().with_context(role);
+  }
+  if (*layout) {
+    return Shape{(*layout)->rows, (*layout)->cols};
+  }
+  STATICLM_RETURN_IF_ERROR(expect_dtype(matrix, role, is_matrix_weight_dtype, kMatrixWeightDtypes));
+  STATICLM_RETURN_IF_ERROR(expect_rank(matrix, role, 2));
+  STATICLM_RETURN_IF_ERROR(expect_whole_blocks(matrix, role));
+  return matrix.shape;
+}
+
+Specs infer_embedding(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& table = *in[0];
   const TensorSpec& ids = *in[1];
-  STATICLM_RETURN_IF_ERROR(expect_dtype(table, "table", is_matrix_weight_dtype, kMatrixWeightDtypes));
-  STATICLM_RETURN_IF_ERROR(expect_rank(table, "table", 2));
-  STATICLM_RETURN_IF_ERROR(expect_whole_blocks(table, "table"));
+  STATICLM_ASSIGN_OR_RETURN(Shape table_shape, matrix_shape(table, "table", attrs, 0));
   STATICLM_RETURN_IF_ERROR(expect_dtype(ids, "ids", is_index_dtype, "i32 or i64"));
   Shape out = ids.shape;
-  out.push_back(table.shape[1]);
+  out.push_back(table_shape[1]);
   return std::vector<TensorSpec>{{DType::kF32, out}};
 }
 
-Specs infer_linear(InputSpecs in, const Attributes&) {
+// Weight number `index` of a node's attributes (linear: 0; multi_linear: its part).
+Specs infer_linear_part(InputSpecs in, const Attributes& attrs, int64_t index) {
   const TensorSpec& x = *in[0];
   const TensorSpec& weight = *in[1];
   STATICLM_RETURN_IF_ERROR(expect_f32(x, "input"));
   STATICLM_RETURN_IF_ERROR(expect_at_least_rank(x, "input", 1));
-  STATICLM_RETURN_IF_ERROR(expect_dtype(weight, "weight", is_matrix_weight_dtype, kMatrixWeightDtypes));
-  STATICLM_RETURN_IF_ERROR(expect_rank(weight, "weight", 2));
-  STATICLM_RETURN_IF_ERROR(expect_whole_blocks(weight, "weight"));
-  if (weight.shape[1] != x.shape.back()) {
+  STATICLM_ASSIGN_OR_RETURN(Shape weight_shape, matrix_shape(weight, "weight", attrs, index));
+  if (weight_shape[1] != x.shape.back()) {
     return invalid_argument("weight: expected [out, ", x.shape.back(), "] to match input ", shape_string(x.shape),
-                            ", found ", shape_string(weight.shape));
+                            ", found ", shape_string(weight_shape));
   }
   if (in.size() > 2 && in[2] != nullptr) {
     const TensorSpec& bias = *in[2];
     STATICLM_RETURN_IF_ERROR(expect_dtype(bias, "bias", is_weight_dtype, "f32, f16 or bf16"));
     STATICLM_RETURN_IF_ERROR(expect_rank(bias, "bias", 1));
-    STATICLM_RETURN_IF_ERROR(expect_dim(bias, "bias", 0, weight.shape[0]));
+    STATICLM_RETURN_IF_ERROR(expect_dim(bias, "bias", 0, weight_shape[0]));
   }
   Shape out = x.shape;
-  out.back() = weight.shape[0];
+  out.back() = weight_shape[0];
   return std::vector<TensorSpec>{{DType::kF32, out}};
+}
+
+Specs infer_linear(InputSpecs in, const Attributes& attrs) {
+  return infer_linear_part(in, attrs, 0);
 }
 
 Status check_norm_eps(const Attributes& attrs, double fallback) {
@@ -251,7 +269,7 @@ Specs infer_multi_linear(InputSpecs in, const Attributes& attrs) {
   for (int64_t p = 0; p < split.parts; ++p) {
     const TensorSpec* linear[3] = {in[0], in[static_cast<size_t>(1 + p)],
                                    split.biased ? in[static_cast<size_t>(1 + split.parts + p)] : nullptr};
-    auto part = infer_linear(InputSpecs(linear, split.biased ? 3 : 2), attrs);
+    auto part = infer_linear_part(InputSpecs(linear, split.biased ? 3 : 2), attrs, p);
     if (!part.ok()) {
       return part.status().with_context(str_cat("part ", p));
     }

@@ -11,12 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
+#include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
+#include "staticlm/core/half.h"
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/graph/verifier.h"
+#include "staticlm/ops/weight_layout.h"
 #include "staticlm/runtime/named_data_test_util.h"
 
 namespace staticlm {
@@ -311,6 +314,113 @@ TEST(CpuBackendTest, TheLinearsOfOneInputBecomeOneMultiLinear) {
   ASSERT_TRUE(verify_graph(qwen).ok()) << verify_graph(qwen).to_string();
   ASSERT_EQ(qwen.nodes().size(), 1u);
   EXPECT_EQ(qwen.nodes()[0].inputs, (std::vector<ValueId>{h, w0, w1, b0, b1}));
+}
+
+// A bf16 [rows, cols] constant whose element (r, c) is r * cols + c (exact in bf16 below 256).
+ValueId counting_constant(Graph& g, const std::string& name, int64_t rows, int64_t cols) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols) * 2);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const uint16_t bits = f32_to_bf16(static_cast<float>(i));
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  const ConstantId id = *g.mutable_constants().add(name, DType::kBF16, {rows, cols}, make_owned_source(bytes));
+  return *g.use_constant(id);
+}
+
+std::vector<uint8_t> constant_bytes(const Graph& g, ValueId value) {
+  const ConstantEntry& entry = g.constants().at(g.value(value).constant);
+  std::vector<uint8_t> bytes(static_cast<size_t>(entry.source->size_bytes()));
+  EXPECT_TRUE(entry.source->read(bytes).ok());
+  return bytes;
+}
+
+TEST(PackWeightsPassTest, PacksEveryLinearMatrixOnceAndATiedTableWithIt) {
+  Graph g(std::make_shared<ConstantTable>());
+  ValueId ids = *g.add_input("ids", DType::kI32, {2});
+  ValueId x = *g.add_input("x", DType::kF32, {2, 15});
+  ValueId runtime_w = *g.add_input("runtime_w", DType::kF32, {3, 15});
+  ValueId table = counting_constant(g, "table", 9, 15);    // tied: gathered and read by lm_head
+  ValueId untied = counting_constant(g, "untied", 4, 15);  // only gathered
+  ValueId gate = counting_constant(g, "gate", 40, 15), up = counting_constant(g, "up", 7, 15);
+  ValueId e = *g.add(OpKind::kEmbedding, {table, ids});
+  ValueId e2 = *g.add(OpKind::kEmbedding, {untied, ids});
+  ValueId logits = *g.add(OpKind::kLinear, {x, table});
+  const Attributes two{{"parts", int64_t{2}}};
+  auto fused = g.add_node(OpKind::kMultiLinear, {x, gate, up}, two);
+  ASSERT_TRUE(fused.ok()) << fused.status().to_string();
+  ValueId computed = *g.add(OpKind::kLinear, {x, runtime_w});  // not a constant: stays in rows
+  for (auto [name, value] : {std::pair{"e", e},
+                             {"e2", e2},
+                             {"logits", logits},
+                             {"gate", (*fused)[0]},
+                             {"up", (*fused)[1]},
+                             std::pair{"computed", computed}}) {
+    ASSERT_TRUE(g.add_output(name, value).ok());
+  }
+  ASSERT_TRUE(PackWeightsPass().run(g).ok());
+  ASSERT_TRUE(verify_graph(g).ok()) << verify_graph(g).to_string();
+
+  const std::span<const GraphNode> nodes = g.nodes();
+  auto packed_of = [&](const GraphNode& node, size_t input) {
+    return g.constants().at(g.value(node.inputs[input]).constant);
+  };
+  // The tied table: one packed constant read by the embedding and the linear, in the layout's
+  // places (element (r, c) of a bf16 panel sits at PanelLayout::index, zeros around it).
+  EXPECT_EQ(packed_of(nodes[0], 0).name, "table.panel32");
+  EXPECT_EQ(nodes[0].inputs[0], nodes[2].inputs[1]);
+  EXPECT_EQ(nodes[0].attributes.get_string("weight_layout").value_or(""), "panel32");
+  EXPECT_EQ(nodes[2].attributes.get_ints("weight_shapes").value_or(std::vector<int64_t>{}),
+            (std::vector<int64_t>{9, 15}));
+  const PanelLayout layout = PanelLayout::of(9, 15, DType::kBF16);
+  EXPECT_EQ(packed_of(nodes[2], 1).shape, (Shape{1, 8, 64}));
+  const std::vector<uint8_t> bytes = constant_bytes(g, nodes[2].inputs[1]);
+  ASSERT_EQ(bytes.size(), static_cast<size_t>(layout.elements()) * 2);
+  std::vector<uint16_t> packed(bytes.size() / 2);
+  std::memcpy(packed.data(), bytes.data(), bytes.size());
+  for (int64_t r = 0; r < 9; ++r) {
+    for (int64_t c = 0; c < 15; ++c) {
+      ASSERT_EQ(bf16_to_f32(packed[static_cast<size_t>(layout.index(r, c))]), static_cast<float>(r * 15 + c))
+          << r << ", " << c;
+    }
+  }
+  EXPECT_EQ(packed[static_cast<size_t>(layout.index(0, 14)) + 1], 0) << "an odd K's last pair is padded with zero";
+  // An untied table and a computed weight stay as they are.
+  EXPECT_EQ(nodes[1].inputs[0], untied);
+  EXPECT_FALSE(nodes[1].attributes.has("weight_layout"));
+  EXPECT_EQ(nodes[4].inputs[1], runtime_w);
+  EXPECT_FALSE(nodes[4].attributes.has("weight_layout"));
+  // multi_linear: every part packed, one [N, K] pair each.
+  EXPECT_EQ(packed_of(nodes[3], 1).name, "gate.panel32");
+  EXPECT_EQ(packed_of(nodes[3], 1).shape, (Shape{2, 8, 64}));
+  EXPECT_EQ(packed_of(nodes[3], 2).name, "up.panel32");
+  EXPECT_EQ(nodes[3].attributes.get_ints("weight_shapes").value_or(std::vector<int64_t>{}),
+            (std::vector<int64_t>{40, 15, 7, 15}));
+  EXPECT_EQ(nodes[3].attributes.get_int("parts").value_or(0), 2);
+
+  // The other method over the same table finds the packed constants instead of adding more;
+  // the pass leaves what is laid out already.
+  const size_t constants = g.constants().size();
+  Graph decode(g.constant_table());
+  ValueId x1 = *decode.add_input("x", DType::kF32, {1, 15});
+  ValueId h = *decode.add(OpKind::kLinear, {x1, *decode.use_constant(g.constants().find("gate"))});
+  ASSERT_TRUE(decode.add_output("h", h).ok());
+  ASSERT_TRUE(PackWeightsPass().run(decode).ok());
+  ASSERT_TRUE(PackWeightsPass().run(decode).ok());
+  EXPECT_EQ(g.constants().size(), constants);
+  EXPECT_EQ(decode.value(decode.nodes()[0].inputs[1]).constant, g.constants().find("gate.panel32"));
+  ASSERT_TRUE(verify_graph(decode).ok()) << verify_graph(decode).to_string();
+}
+
+TEST(PackWeightsPassTest, RefusesANameTakenByAnotherShape) {
+  Graph g(std::make_shared<ConstantTable>());
+  ValueId x = *g.add_input("x", DType::kF32, {1, 4});
+  ValueId w = counting_constant(g, "w", 3, 4);
+  (void)counting_constant(g, "w.panel32", 3, 4);  // the name the pass would give, another shape
+  ValueId h = *g.add(OpKind::kLinear, {x, w});
+  ASSERT_TRUE(g.add_output("h", h).ok());
+  const Status refused = PackWeightsPass().run(g);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("'w.panel32'"), std::string::npos) << refused.to_string();
 }
 
 TEST(WeightDtypePassTest, ConvertsTheMatrixOnceAndRefusesWhatIsNotAFloatDtype) {

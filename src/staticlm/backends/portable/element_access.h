@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "staticlm/core/dtype.h"
 #include "staticlm/core/half.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::portable {
 
@@ -73,6 +75,26 @@ inline void widen_to_f32(const void* data, DType dtype, int64_t offset, int64_t 
     }
   } else {
     std::memcpy(out, static_cast<const float*>(data) + offset, static_cast<size_t>(count) * sizeof(float));
+  }
+}
+
+// A matrix input (linear weight, embedding table) as its kernel reads it: logical [rows, cols],
+// stored as rows or packed in panels (ops/weight_layout.h).
+struct MatrixRef {
+  DType dtype = DType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::optional<PanelLayout> panels;  // nullopt: row-major
+};
+
+// Widens logical row `row` of `matrix` (stored at `data`) into out[0, cols).
+inline void widen_matrix_row(const void* data, const MatrixRef& matrix, int64_t row, float* out) {
+  if (!matrix.panels) {
+    widen_to_f32(data, matrix.dtype, row * matrix.cols, matrix.cols, out);
+    return;
+  }
+  for (int64_t c = 0; c < matrix.cols; ++c) {
+    out[c] = load_float(data, matrix.dtype, matrix.panels->index(row, c));
   }
 }
 

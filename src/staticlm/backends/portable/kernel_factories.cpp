@@ -54,6 +54,29 @@ Status check_matrix_weight(const KernelSignature& signature, const TensorSpec& i
   return ok_status();
 }
 
+Result<MatrixRef> matrix_input(const KernelSignature& signature, int64_t matrix, const TensorSpec& input,
+                               std::string_view role) {
+  STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, input, role));
+  auto panels = matrix_layout(signature.attributes, matrix, input);
+  if (!panels.ok()) {
+    return panels.status().with_context(str_cat(op_name(signature.op), " ", role));
+  }
+  MatrixRef ref;
+  ref.dtype = input.dtype;
+  ref.panels = *panels;
+  if (ref.panels) {
+    ref.rows = ref.panels->rows;
+    ref.cols = ref.panels->cols;
+  } else if (input.shape.size() == 2) {
+    ref.rows = input.shape[0];
+    ref.cols = input.shape[1];
+  } else {
+    return invalid_argument(op_name(signature.op), ": expected a [rows, cols] ", role, ", found ",
+                            shape_string(input.shape));
+  }
+  return ref;
+}
+
 Status check_plain_dtype(const KernelSignature& signature, DType dtype) {
   if (dtype_info(dtype).is_quantized) {
     return unimplemented(op_name(signature.op), ": block-quantized dtype ", dtype_name(dtype),

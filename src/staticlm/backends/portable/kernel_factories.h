@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "staticlm/backends/portable/element_access.h"
 #include "staticlm/core/result.h"
 #include "staticlm/runtime/kernel.h"
 
@@ -53,6 +54,11 @@ Status check_float_weight(const KernelSignature& signature, const TensorSpec& in
 // Fails with Unimplemented when `input` is not f32, f16, bf16, q8_0 or q4_0 (a matrix the kernel
 // widens row by row: an embedding table, a linear weight).
 Status check_matrix_weight(const KernelSignature& signature, const TensorSpec& input, std::string_view role);
+// A matrix input of the kernel's node: number `matrix` of its weight_shapes (0 for linear and
+// embedding, the part for multi_linear), dtype checked as check_matrix_weight does, layout and
+// logical shape read from the node's attributes.
+Result<MatrixRef> matrix_input(const KernelSignature& signature, int64_t matrix, const TensorSpec& input,
+                               std::string_view role);
 
 // Fails with Unimplemented when `dtype` is block-quantized (layout kernels move whole elements).
 Status check_plain_dtype(const KernelSignature& signature, DType dtype);

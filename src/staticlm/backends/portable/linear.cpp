@@ -1,6 +1,7 @@
 // linear: out[m, n] = sum_k x[m, k] * w[n, k] + bias[n]. Work is split over output columns:
 // each chunk widens its weight rows to f32 once and reuses them for every input row.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "staticlm/backends/portable/element_access.h"
@@ -22,8 +23,12 @@ float dot(const float* a, const float* b, int64_t count) {
 
 class LinearKernel final : public Kernel {
  public:
-  LinearKernel(DType weight_dtype, DType bias_dtype, int64_t rows, int64_t inner, int64_t columns)
-      : weight_dtype_(weight_dtype), bias_dtype_(bias_dtype), rows_(rows), inner_(inner), columns_(columns) {}
+  LinearKernel(MatrixRef weight, DType bias_dtype, int64_t rows)
+      : weight_(std::move(weight)),
+        bias_dtype_(bias_dtype),
+        rows_(rows),
+        inner_(weight_.cols),
+        columns_(weight_.rows) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -33,16 +38,14 @@ class LinearKernel final : public Kernel {
     float* out = outputs[0].data<float>();
     const int64_t min_chunk = std::max<int64_t>(1, kMinChunkWork / std::max<int64_t>(1, rows_ * inner_));
     context.thread_pool->parallel_for(columns_, min_chunk, [&](int64_t begin, int64_t end) {
-      std::vector<float> widened;
-      if (weight_dtype_ != DType::kF32) {
-        widened.resize(static_cast<size_t>(inner_));
-      }
+      const bool in_place = weight_.dtype == DType::kF32 && !weight_.panels;
+      std::vector<float> widened(in_place ? 0 : static_cast<size_t>(inner_));
       for (int64_t n = begin; n < end; ++n) {
         const float* w_row = nullptr;
-        if (weight_dtype_ == DType::kF32) {
+        if (in_place) {
           w_row = static_cast<const float*>(weight) + n * inner_;
         } else {
-          widen_to_f32(weight, weight_dtype_, n * inner_, inner_, widened.data());
+          widen_matrix_row(weight, weight_, n, widened.data());
           w_row = widened.data();
         }
         const float b = bias != nullptr ? load_float(bias, bias_dtype_, n) : 0.0f;
@@ -55,7 +58,7 @@ class LinearKernel final : public Kernel {
   }
 
  private:
-  DType weight_dtype_;
+  MatrixRef weight_;
   DType bias_dtype_;
   int64_t rows_;     // M: the product of x's leading dimensions
   int64_t inner_;    // K
@@ -69,17 +72,16 @@ KernelResult make_linear_kernel(const KernelSignature& signature) {
   const TensorSpec& x = *signature.inputs[0];
   const TensorSpec& weight = *signature.inputs[1];
   const TensorSpec* bias = signature.inputs.size() > 2 ? signature.inputs[2] : nullptr;
-  STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, weight, "weight"));
+  STATICLM_ASSIGN_OR_RETURN(MatrixRef matrix, matrix_input(signature, 0, weight, "weight"));
   if (bias != nullptr) {
     STATICLM_RETURN_IF_ERROR(check_float_weight(signature, *bias, "bias"));
   }
-  if (x.dtype != DType::kF32 || x.shape.empty() || weight.shape.size() != 2 || weight.shape[1] != x.shape.back()) {
+  if (x.dtype != DType::kF32 || x.shape.empty() || matrix.cols != x.shape.back()) {
     return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", dtype_name(x.dtype),
-                            shape_string(x.shape), " and ", shape_string(weight.shape));
+                            shape_string(x.shape), " and [", matrix.rows, ", ", matrix.cols, "]");
   }
   const int64_t rows = num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1));
-  return std::make_unique<LinearKernel>(weight.dtype, bias != nullptr ? bias->dtype : DType::kF32, rows, x.shape.back(),
-                                        weight.shape[0]);
+  return std::make_unique<LinearKernel>(std::move(matrix), bias != nullptr ? bias->dtype : DType::kF32, rows);
 }
 
 }  // namespace staticlm::portable

@@ -2,9 +2,12 @@
 // the reference the cpu backend's fused kernel is checked against.
 #include "staticlm/backends/portable/multi_linear.h"
 
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "staticlm/backends/portable/kernel_factories.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::portable {
 
@@ -22,6 +25,20 @@ Result<MultiLinearLayout> MultiLinearLayout::of(const KernelSignature& signature
     }
   }
   return MultiLinearLayout(split->parts, split->biased);
+}
+
+Attributes MultiLinearLayout::linear_attributes(const Attributes& attrs, int64_t p) {
+  Attributes part;
+  if (const AttrValue* layout = attrs.find(kWeightLayoutAttr)) {
+    part.set(std::string(kWeightLayoutAttr), *layout);
+  }
+  if (const auto* shapes = std::get_if<std::vector<int64_t>>(attrs.find(kWeightShapesAttr))) {
+    if (p >= 0 && static_cast<size_t>(2 * p + 1) < shapes->size()) {
+      part.set(std::string(kWeightShapesAttr),
+               std::vector<int64_t>{(*shapes)[static_cast<size_t>(2 * p)], (*shapes)[static_cast<size_t>(2 * p + 1)]});
+    }
+  }
+  return part;
 }
 
 namespace {
@@ -52,12 +69,12 @@ class MultiLinearKernel final : public Kernel {
 KernelResult make_multi_linear_kernel(const KernelSignature& signature) {
   STATICLM_ASSIGN_OR_RETURN(MultiLinearLayout layout, MultiLinearLayout::of(signature));
   std::vector<std::unique_ptr<Kernel>> parts;
-  const Attributes none;
   for (int64_t p = 0; p < layout.parts(); ++p) {
     const TensorSpec* inputs[3];
     const size_t count = layout.linear_inputs(signature.inputs, p, inputs);
+    const Attributes attributes = MultiLinearLayout::linear_attributes(signature.attributes, p);
     const KernelSignature part{OpKind::kLinear, InputSpecs(inputs, count),
-                               signature.outputs.subspan(static_cast<size_t>(p), 1), none};
+                               signature.outputs.subspan(static_cast<size_t>(p), 1), attributes};
     auto kernel = make_linear_kernel(part);
     if (!kernel.ok()) {
       return kernel.status().with_context(str_cat("multi_linear part ", p));

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "staticlm/core/result.h"
+#include "staticlm/ops/attributes.h"
 #include "staticlm/runtime/kernel.h"
 
 namespace staticlm::portable {
@@ -31,6 +32,10 @@ class MultiLinearLayout {
     out[2] = inputs[static_cast<size_t>(1 + parts_ + p)];
     return 3;
   }
+
+  // Part p's attributes as a linear's: the weight layout, and part p's logical shape where its
+  // weight is packed.
+  static Attributes linear_attributes(const Attributes& attrs, int64_t p);
 
  private:
   MultiLinearLayout(int64_t parts, bool biased) : parts_(parts), biased_(biased) {}

@@ -1,6 +1,7 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
+#include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/format/method_blob.h"
@@ -91,6 +92,8 @@ std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions
   passes.push_back(std::make_unique<SwigluFusion>());
   // After weight_dtype, which rewrites the weights of linear nodes.
   passes.push_back(std::make_unique<MultiLinearFusion>());
+  // Last: it packs the weights the passes above chose, for the nodes they left.
+  passes.push_back(std::make_unique<PackWeightsPass>());
   return passes;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "staticlm/backends/portable/kernel_test_util.h"
 #include "staticlm/core/half.h"
 #include "staticlm/core/thread_pool.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm {
 namespace {
@@ -40,11 +42,46 @@ const KernelRegistry& cpu_registry() {
   return *registry;
 }
 
-// Runs `op` on the portable kernel and on the cpu kernel of `path`; expects the cpu kernel to be
-// chosen and its outputs within the tolerance of the portable ones.
-void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs,
+// `rows` ([N, K]) in the panel32 layout, as the cpu backend's pack_weights pass stores it.
+Tensor packed(const Tensor& rows) {
+  const PanelLayout layout = PanelLayout::of(rows.shape()[0], rows.shape()[1], rows.dtype());
+  Tensor out = Tensor::zeros(rows.dtype(), layout.packed_shape()).value();
+  pack_panels(rows.bytes(), dtype_info(rows.dtype()).block_bytes, layout, out.bytes());
+  return out;
+}
+
+// A linear-family node's inputs with the matrices at `matrices` packed, and its attributes
+// saying so.
+struct PackedNode {
+  std::vector<Tensor> matrices;
+  std::vector<Tensor*> inputs;
+  Attributes attrs;
+};
+
+PackedNode pack_node(const std::vector<Tensor*>& inputs, const std::vector<size_t>& matrices, Attributes attrs) {
+  PackedNode node;
+  node.inputs = inputs;
+  node.matrices.reserve(matrices.size());
+  std::vector<int64_t> shapes;
+  for (size_t m : matrices) {
+    node.matrices.push_back(packed(*inputs[m]));
+    node.inputs[m] = &node.matrices.back();
+    shapes.push_back(inputs[m]->shape()[0]);
+    shapes.push_back(inputs[m]->shape()[1]);
+  }
+  attrs.set(std::string(kWeightLayoutAttr), std::string(kPanel32Layout));
+  attrs.set(std::string(kWeightShapesAttr), shapes);
+  node.attrs = std::move(attrs);
+  return node;
+}
+
+// Runs `op` on the portable kernel over `want_inputs` and on the cpu kernel of `path` over
+// `inputs`; expects the cpu kernel to be chosen and its outputs within the tolerance of the
+// portable ones.
+void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& want_inputs,
+                     const Attributes& want_attrs, const std::vector<Tensor*>& inputs, const Attributes& attrs,
                      double rel_tol, double abs_tol) {
-  auto want = run_op(op, inputs, attrs);
+  auto want = run_op(op, want_inputs, want_attrs);
   ASSERT_TRUE(want.ok()) << want.status().to_string();
   auto features = cpu_features_for_isa(path.isa);
   ASSERT_TRUE(features.ok());
@@ -56,6 +93,20 @@ void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>&
   for (size_t i = 0; i < got->size(); ++i) {
     expect_close((*got)[i], to_doubles((*want)[i]), rel_tol, abs_tol);
   }
+}
+
+void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs,
+                     double rel_tol, double abs_tol) {
+  expect_conforms(path, op, inputs, attrs, inputs, attrs, rel_tol, abs_tol);
+}
+
+// The linear family: the portable kernel on the weights in rows (the oracle: no packing in it)
+// against the cpu kernel on the same weights packed.
+void expect_packed_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
+                            const std::vector<size_t>& matrices, const Attributes& attrs) {
+  const PackedNode node = pack_node(inputs, matrices, attrs);
+  // Only the summation order differs: a few ulps of the dot product's magnitude.
+  expect_conforms(path, op, inputs, attrs, node.inputs, node.attrs, 1e-5, 1e-5);
 }
 
 bool host_has(const IsaPath& path) {
@@ -80,8 +131,9 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa << " (it has: " << CpuFeatures::host().to_string() << ")";
   }
   std::mt19937 rng(21);
-  // Rows: decode (1), fewer than a tile, a tile and a remainder, a chunk. Inner: below, at and off the
-  // vector width. Columns: each remainder of the 4-wide tile.
+  // Rows: decode (1), fewer than a micro-kernel block, a block and a remainder, a chunk. Inner:
+  // below, at and off the vector width, odd (a bf16 panel's last pair half empty). Columns: below,
+  // at and off the 32-column panel.
   const std::vector<LinearCase> cases = {
       {DType::kF32, 1, 576, 37, false},
       {DType::kF32, 5, 33, 9, true},
@@ -95,7 +147,7 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kBF16, 6, 64, 7, true},
       {DType::kBF16, 13, 9, 2, false},
       {DType::kF32, 64, 96, 130, true},
-      // The packed GEMM (32 rows or more): several K blocks of 256, partial panels of 32 columns.
+      // Chunks of 32 rows or more: several K blocks of 256, partial panels of 32 columns.
       {DType::kF32, 40, 600, 70, true},
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},
@@ -115,8 +167,7 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
     if (c.bias) {
       inputs.push_back(&bias);
     }
-    // Only the summation order differs: a few ulps of the dot product's magnitude.
-    expect_conforms(GetParam(), OpKind::kLinear, inputs, {}, 1e-5, 1e-5);
+    expect_packed_conforms(GetParam(), OpKind::kLinear, inputs, {1}, {});
   }
 }
 
@@ -162,7 +213,11 @@ TEST_P(CpuLinearTest, MultiLinearMatchesThePortableOne) {
       }
     }
     const Attributes parts{{"parts", static_cast<int64_t>(c.columns.size())}};
-    expect_conforms(GetParam(), OpKind::kMultiLinear, inputs, parts, 1e-5, 1e-5);
+    std::vector<size_t> matrices;
+    for (size_t p = 0; p < c.columns.size(); ++p) {
+      matrices.push_back(1 + p);
+    }
+    expect_packed_conforms(GetParam(), OpKind::kMultiLinear, inputs, matrices, parts);
   }
 }
 
@@ -177,9 +232,14 @@ TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {
   for (Tensor& w : weights) {
     inputs.push_back(&w);
   }
+  std::vector<size_t> matrices;
+  for (size_t p = 1; p <= weights.size(); ++p) {
+    matrices.push_back(p);
+  }
+  const PackedNode node = pack_node(inputs, matrices, Attributes{{"parts", int64_t{9}}});
   std::string kernel_name;
-  auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, inputs,
-                         Attributes{{"parts", int64_t{9}}}, &kernel_name);
+  auto got =
+      run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, node.inputs, node.attrs, &kernel_name);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_EQ(kernel_name, "portable.multi_linear");
   EXPECT_EQ(got->size(), 9u);
@@ -192,7 +252,7 @@ TEST_P(CpuLinearTest, TakesLeadingDimensionsAsRows) {
   std::mt19937 rng(22);
   Tensor x = random_tensor(DType::kF32, {2, 3, 20}, rng);
   Tensor weight = random_tensor(DType::kF32, {6, 20}, rng);
-  expect_conforms(GetParam(), OpKind::kLinear, {&x, &weight}, {}, 1e-5, 1e-5);
+  expect_packed_conforms(GetParam(), OpKind::kLinear, {&x, &weight}, {1}, {});
 }
 
 TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
@@ -200,44 +260,56 @@ TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
   }
   std::mt19937 rng(24);
-  const int64_t rows = 7;
-  const int64_t padding = 4;
-  Tensor x = random_tensor(DType::kF32, {rows, 40}, rng);
-  Tensor weight = random_tensor(DType::kF32, {9, 40}, rng);
-  Tensor bias = random_tensor(DType::kF32, {9}, rng);
-  auto want = run_op(OpKind::kLinear, {&x, &weight, &bias});
-  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  // Four padding rows leave a GEMM of 3; six leave one row, which the chunk's (GEMM) entry runs
+  // as a GEMV, for each weight dtype (an odd K: a bf16 panel's last pair half empty).
+  struct PaddingCase {
+    DType weight;
+    int64_t padding;
+  };
+  for (const PaddingCase c : {PaddingCase{DType::kF32, 4}, PaddingCase{DType::kF32, 6}, PaddingCase{DType::kF16, 6},
+                              PaddingCase{DType::kBF16, 6}}) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << ", " << c.padding << " padding rows");
+    const int64_t rows = 7;
+    const int64_t inner = 45;
+    const int64_t padding = c.padding;
+    Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
+    Tensor weight = random_tensor(c.weight, {9, inner}, rng);
+    Tensor bias = random_tensor(DType::kF32, {9}, rng);
+    auto want = run_op(OpKind::kLinear, {&x, &weight, &bias});
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    const PackedNode node = pack_node({&x, &weight, &bias}, {1}, {});
 
-  const TensorSpec x_spec{DType::kF32, {rows, 40}};
-  const TensorSpec w_spec{DType::kF32, {9, 40}};
-  const TensorSpec b_spec{DType::kF32, {9}};
-  const std::vector<const TensorSpec*> inputs = {&x_spec, &w_spec, &b_spec};
-  const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, 9}}};
-  const Attributes none;
-  auto selected =
-      cpu_registry().select({OpKind::kLinear, inputs, outputs, none}, *cpu_features_for_isa(GetParam().isa));
-  ASSERT_TRUE(selected.ok()) << selected.status().to_string();
-  std::vector<float> out(rows * 9, -123.0f);
-  ThreadPool pool(2);
-  const std::vector<TensorView> in_views = {x.view(), weight.view(), bias.view()};
-  const Shape out_shape = {rows, 9};
-  const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
-  KernelContext context{&pool};
-  context.chunk_rows = rows;
-  context.padding_rows = padding;
-  ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
-  const std::vector<double> reference = to_doubles((*want)[0]);
-  for (int64_t i = 0; i < rows * 9; ++i) {
-    if (i < padding * 9) {
-      EXPECT_EQ(out[static_cast<size_t>(i)], -123.0f) << "padding element " << i << " was written";
-    } else {
-      EXPECT_NEAR(out[static_cast<size_t>(i)], reference[static_cast<size_t>(i)], 1e-5) << "element " << i;
+    const TensorSpec x_spec{DType::kF32, {rows, inner}};
+    const TensorSpec w_spec{c.weight, node.matrices[0].shape()};
+    const TensorSpec b_spec{DType::kF32, {9}};
+    const std::vector<const TensorSpec*> inputs = {&x_spec, &w_spec, &b_spec};
+    const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, 9}}};
+    auto selected =
+        cpu_registry().select({OpKind::kLinear, inputs, outputs, node.attrs}, *cpu_features_for_isa(GetParam().isa));
+    ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+    EXPECT_EQ(selected->name.rfind(GetParam().prefix, 0), 0u) << "chose " << selected->name;
+    std::vector<float> out(rows * 9, -123.0f);
+    ThreadPool pool(2);
+    const std::vector<TensorView> in_views = {x.view(), node.matrices[0].view(), bias.view()};
+    const Shape out_shape = {rows, 9};
+    const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+    KernelContext context{&pool};
+    context.chunk_rows = rows;
+    context.padding_rows = padding;
+    ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+    const std::vector<double> reference = to_doubles((*want)[0]);
+    for (int64_t i = 0; i < rows * 9; ++i) {
+      if (i < padding * 9) {
+        EXPECT_EQ(out[static_cast<size_t>(i)], -123.0f) << "padding element " << i << " was written";
+      } else {
+        EXPECT_NEAR(out[static_cast<size_t>(i)], reference[static_cast<size_t>(i)], 1e-5) << "element " << i;
+      }
     }
+    // A linear whose rows are not the chunk's computes them all.
+    context.chunk_rows = rows + 1;
+    ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+    EXPECT_NEAR(out[0], reference[0], 1e-5);
   }
-  // A linear whose rows are not the chunk's computes them all.
-  context.chunk_rows = rows + 1;
-  ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
-  EXPECT_NEAR(out[0], reference[0], 1e-5);
 }
 
 TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
@@ -265,8 +337,9 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
     if (c.bias) {
       inputs.push_back(&bias);
     }
+    const PackedNode node = pack_node(inputs, {1}, {});
     std::string kernel_name;
-    auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kLinear, inputs, {}, &kernel_name);
+    auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kLinear, node.inputs, node.attrs, &kernel_name);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(kernel_name, "cpu.avx512.linear_bf16");
     // The oracle: the portable linear on x rounded to bf16 (to nearest even), as the kernel does.
@@ -282,9 +355,10 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
   Tensor gate = random_tensor(DType::kBF16, {70, 130}, rng);
   Tensor up = random_tensor(DType::kBF16, {33, 130}, rng);
   const Attributes parts{{"parts", int64_t{2}}};
+  const PackedNode node = pack_node({&x, &gate, &up}, {1, 2}, parts);
   std::string kernel_name;
   auto got =
-      run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, {&x, &gate, &up}, parts, &kernel_name);
+      run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, node.inputs, node.attrs, &kernel_name);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_EQ(kernel_name, "cpu.avx512.multi_linear_bf16");
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -488,14 +562,56 @@ TEST(CpuKernelsTest, QuantizedWeightsFallBackToPortable) {
   EXPECT_EQ(selected->name, "portable.linear");
 }
 
+// A weight in rows (a program exported before pack_weights, or by another backend's passes) is
+// declined by the cpu linear and runs on the portable one, with the same result.
+TEST(CpuKernelsTest, WeightsInRowsRunOnThePortableLinear) {
+  std::mt19937 rng(29);
+  Tensor x = random_tensor(DType::kF32, {3, 24}, rng);
+  Tensor weight = random_tensor(DType::kF16, {5, 24}, rng);
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kLinear, {&x, &weight}, {}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.linear");
+}
+
+// The portable kernels read panel32 too (a packed node the partitioner left undelegated, a tied
+// embedding that shares the output projection's packed table): the same result as from rows,
+// exactly, since only the addressing differs.
+TEST(CpuKernelsTest, PortableKernelsReadPackedMatricesAsRows) {
+  std::mt19937 rng(30);
+  const auto portable = cpu_features_for_isa("portable");
+  ASSERT_TRUE(portable.ok());
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Tensor x = random_tensor(DType::kF32, {4, 37}, rng);
+    Tensor weight = random_tensor(dtype, {45, 37}, rng);
+    const PackedNode linear = pack_node({&x, &weight}, {1}, {});
+    auto want = run_op(OpKind::kLinear, {&x, &weight});
+    auto got = run_op_with(cpu_registry(), *portable, OpKind::kLinear, linear.inputs, linear.attrs);
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_EQ(to_doubles((*got)[0]), to_doubles((*want)[0]));
+
+    Tensor ids = Tensor::zeros(DType::kI32, {3}).value();
+    ids.data<int32_t>()[0] = 44;
+    ids.data<int32_t>()[1] = 0;
+    ids.data<int32_t>()[2] = 31;
+    const PackedNode embedding = pack_node({&weight, &ids}, {0}, {});
+    auto want_rows = run_op(OpKind::kEmbedding, {&weight, &ids});
+    auto got_rows = run_op_with(cpu_registry(), *portable, OpKind::kEmbedding, embedding.inputs, embedding.attrs);
+    ASSERT_TRUE(want_rows.ok() && got_rows.ok());
+    EXPECT_EQ(to_doubles((*got_rows)[0]), to_doubles((*want_rows)[0]));
+  }
+}
+
 TEST(CpuKernelsTest, PortableIsaChoosesPortableKernels) {
   auto features = cpu_features_for_isa("portable");
   ASSERT_TRUE(features.ok());
   std::mt19937 rng(23);
   Tensor x = random_tensor(DType::kF32, {1, 16}, rng);
   Tensor weight = random_tensor(DType::kF32, {4, 16}, rng);
+  const PackedNode node = pack_node({&x, &weight}, {1}, {});
   std::string kernel_name;
-  auto got = run_op_with(cpu_registry(), *features, OpKind::kLinear, {&x, &weight}, {}, &kernel_name);
+  auto got = run_op_with(cpu_registry(), *features, OpKind::kLinear, node.inputs, node.attrs, &kernel_name);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_EQ(kernel_name, "portable.linear");
 }

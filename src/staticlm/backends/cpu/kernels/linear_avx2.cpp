@@ -1,6 +1,5 @@
-// The linear tiles for AVX2 with FMA and F16C: 8 floats per register, tiles of 2 rows x 4 weight
-// rows and packed-GEMM micro-kernels of 2 rows x 32 columns (8 accumulators of the 16 registers),
-// tails by masked loads (f32) or a zero-padded copy.
+// The linear panels for AVX2 with FMA and F16C: 8 floats per register, a 32-column panel in
+// four; GEMM micro-kernels of 2 rows x 32 columns (8 accumulators of the 16 registers).
 #include <immintrin.h>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"

@@ -1,6 +1,5 @@
-// The linear tiles for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, tiles
-// of 4 rows x 4 weight rows (16 accumulators of the 32 registers) and packed-GEMM micro-kernels
-// of 6 rows x 32 columns (12 accumulators), tails by masked loads.
+// The linear panels for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, a
+// 32-column panel in two; GEMM micro-kernels of 6 rows x 32 columns (12 accumulators).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"

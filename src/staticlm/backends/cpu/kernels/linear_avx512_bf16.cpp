@@ -1,7 +1,7 @@
-// The bf16 GEMM for AVX-512 BF16: weights are bf16 pairs along K, so a panel of 32 columns is a
-// transpose of 32-bit words (the same register transpose as the f32 panels); each step of the
-// 8 x 32 micro-kernel multiplies one pair of K per lane with vdpbf16ps, 32 multiply-adds per
-// instruction. x is rounded to bf16 once per call by the caller (round_to_bf16_avx512bf16).
+// The bf16 GEMM for AVX-512 BF16: a bf16 panel32 weight stores each column's k pairs as one
+// 32-bit word, 32 columns per line, which is the operand vdpbf16ps takes: each step of the 8 x 32
+// micro-kernel multiplies one pair of K per lane, 32 multiply-adds per instruction, straight from
+// the panel. x is rounded to bf16 once per call by the caller (round_to_bf16_avx512bf16).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -23,32 +23,6 @@ using simd::Avx512;
 
 constexpr int kRows = 8;                               // 16 accumulators: 128-row chunks split evenly
 constexpr int64_t kPairBlock = kPackedInnerBlock / 2;  // pairs of K per panel block
-
-// panel[p * 32 + j] = the bf16 pair (k0 + 2p, k0 + 2p + 1) of weight row n0 + j, as one word.
-void pack_pairs(const LinearOperands& op, int64_t n0, int64_t p0, int64_t pairs, uint32_t* panel) {
-  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
-  const int64_t row_words = op.inner / 2;
-  for (int64_t jb = 0; jb < kPanelColumns; jb += 16) {
-    for (int64_t p = 0; p < pairs; p += 16) {
-      const int rest = pairs - p < 16 ? static_cast<int>(pairs - p) : 16;
-      __m512 r[16];
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) {
-        const int64_t j = jb + i;
-        const uint32_t* w = static_cast<const uint32_t*>(op.weight) + (n0 + j) * row_words + p0 + p;
-        // The same row's line of the next K block (past the row's last block, the line itself):
-        // the panel reads 32 rows at once, more streams than the hardware prefetcher follows, so
-        // each load asks for its successor.
-        _mm_prefetch(reinterpret_cast<const char*>(p0 + kPairBlock < row_words ? w + kPairBlock : w), _MM_HINT_T0);
-        r[i] = j >= cols ? _mm512_setzero_ps() : _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(Avx512::mask(rest), w));
-      }
-      Avx512::transpose(r);
-      for (int t = 0; t < rest; ++t) {
-        _mm512_storeu_ps(reinterpret_cast<float*>(panel + (p + t) * kPanelColumns + jb), r[t]);
-      }
-    }
-  }
-}
 
 template <int ROWS>
 void pair_rows(const LinearOperands& op, const uint32_t* panel, int64_t m0, int64_t n0, int64_t p0, int64_t pairs) {
@@ -115,17 +89,22 @@ void pair_tail(const LinearOperands& op, const uint32_t* panel, int64_t m, int64
   }
 }
 
-void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint32_t* panel) {
+// Panels [n_begin / 32, ceil(n_end / 32)), K in blocks of kPairBlock pairs (16 KiB of a panel,
+// reused from L1 by every block of rows).
+void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end) {
   const int64_t total_pairs = op.inner / 2;
-  for (int64_t n0 = n_begin; n0 < n_end; n0 += kPanelColumns) {
+  const int64_t panel_end = (n_end + kPanelColumns - 1) / kPanelColumns;
+  for (int64_t panel = n_begin / kPanelColumns; panel < panel_end; ++panel) {
+    const int64_t n0 = panel * kPanelColumns;
+    const uint32_t* words = static_cast<const uint32_t*>(op.weight) + panel * (op.panel_elements / 2);
     for (int64_t p0 = 0; p0 < total_pairs; p0 += kPairBlock) {
       const int64_t pairs = total_pairs - p0 < kPairBlock ? total_pairs - p0 : kPairBlock;
-      pack_pairs(op, n0, p0, pairs, panel);
+      const uint32_t* block = words + p0 * kPanelColumns;
       int64_t m = 0;
       for (; m + kRows <= op.rows; m += kRows) {
-        pair_rows<kRows>(op, panel, m, n0, p0, pairs);
+        pair_rows<kRows>(op, block, m, n0, p0, pairs);
       }
-      pair_tail(op, panel, m, n0, p0, pairs);
+      pair_tail(op, block, m, n0, p0, pairs);
     }
   }
 }
@@ -135,8 +114,7 @@ void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint32_
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
   if (operands.x_bf16 != nullptr && operands.weight_dtype == DType::kBF16 && operands.inner % 2 == 0 &&
       operands.rows >= kPackedMinRows) {
-    // The panel of bf16 pairs needs half the f32 panel's floats.
-    bf16_gemm(operands, n_begin, n_end, reinterpret_cast<uint32_t*>(scratch));
+    bf16_gemm(operands, n_begin, n_end);
     return;
   }
   tiles::linear_columns<Avx512>(operands, n_begin, n_end, scratch);

@@ -1,9 +1,11 @@
 // The Kernel around the per-ISA linear tiles, for linear and for multi_linear (several weights
 // over one x): checks the signature, splits the output columns of every part over the pool in
-// whole tiles as one range, so q / k / v or gate / up cost one barrier, and adds the bias to each
-// range once its dot products are done.
+// whole panels as one range, so q / k / v or gate / up cost one barrier, and adds the bias to each
+// range once its dot products are done. It takes weights packed at export (panel32); a weight in
+// rows is declined, and runs on the portable kernel.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
@@ -12,6 +14,7 @@
 #include "staticlm/backends/portable/kernel_factories.h"
 #include "staticlm/backends/portable/multi_linear.h"
 #include "staticlm/core/float_convert.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -22,7 +25,7 @@ constexpr int64_t kMinRangeWork = 1 << 15;
 // portable kernel.
 constexpr size_t kMaxParts = 8;
 
-// The packed GEMM's panel: per thread, so concurrent sessions never share one; allocated once.
+// The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
 float* thread_scratch() {
   alignas(64) static thread_local float scratch[kLinearScratchFloats];
   return scratch;
@@ -65,7 +68,7 @@ class LinearKernel final : public Kernel {
       round_bf16_(x + padding * inner, rows * inner, rounded.data());
       x_bf16 = rounded.data();
     }
-    const int64_t per_item = linear_columns_per_item(rows);
+    constexpr int64_t per_item = kPanelColumns;
     std::array<int64_t, kMaxParts + 1> first_item{};
     for (size_t p = 0; p < parts_.size(); ++p) {
       LinearOperands& op = ops[p];
@@ -112,25 +115,36 @@ class LinearKernel final : public Kernel {
   void (*round_bf16_)(const float*, int64_t, uint16_t*);
 };
 
-// Part of a kernel over x: weight (and bias) as the tiles take them, or Unimplemented.
-Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const TensorSpec* bias,
-                       const LinearEntryPoints& entry_points) {
-  if (x.dtype != DType::kF32 || x.shape.empty() || weight.shape.size() != 2 || weight.shape[1] != x.shape.back()) {
-    return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", dtype_name(x.dtype),
-                            shape_string(x.shape), " and ", shape_string(weight.shape));
+// Part of a kernel over x: weight (matrix input `matrix` of the node) and bias as the panels take
+// them, or Unimplemented.
+Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const TensorSpec* bias, const Attributes& attrs,
+                       int64_t matrix, const LinearEntryPoints& entry_points) {
+  if (x.dtype != DType::kF32 || x.shape.empty()) {
+    return invalid_argument("linear: expected an f32 input [..., K], found ", dtype_name(x.dtype),
+                            shape_string(x.shape));
   }
   if (!is_plain_float(weight.dtype) || (bias != nullptr && !is_plain_float(bias->dtype))) {
     return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights and bias, found ",
                          dtype_name(weight.dtype), bias != nullptr ? str_cat(" and ", dtype_name(bias->dtype)) : "");
   }
-  if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || x.shape.back() % 2 != 0)) {
+  STATICLM_ASSIGN_OR_RETURN(std::optional<PanelLayout> layout, matrix_layout(attrs, matrix, weight));
+  if (!layout) {
+    return unimplemented("linear: the cpu kernels read weights packed at export (", kWeightLayoutAttr, " ",
+                         kPanel32Layout, ", the cpu backend's pack_weights pass), found ", kRowsLayout);
+  }
+  if (layout->cols != x.shape.back()) {
+    return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", shape_string(x.shape),
+                            " and [", layout->rows, ", ", layout->cols, "]");
+  }
+  if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || layout->cols % 2 != 0)) {
     return unimplemented("linear: the bf16 GEMM takes bf16 weights with an even inner size, found ",
-                         dtype_name(weight.dtype), " with ", x.shape.back());
+                         dtype_name(weight.dtype), " with ", layout->cols);
   }
   Part part;
   part.shape.rows = num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1));
-  part.shape.inner = x.shape.back();
-  part.shape.columns = weight.shape[0];
+  part.shape.inner = layout->cols;
+  part.shape.columns = layout->rows;
+  part.shape.panel_elements = layout->panel_elements();
   part.shape.weight_dtype = weight.dtype;
   part.shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
   return part;
@@ -146,7 +160,8 @@ std::unique_ptr<Kernel> make_kernel(std::vector<Part> parts, const LinearEntryPo
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points) {
   STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 2, 3));
   const TensorSpec* bias = signature.inputs.size() > 2 ? signature.inputs[2] : nullptr;
-  STATICLM_ASSIGN_OR_RETURN(Part part, make_part(*signature.inputs[0], *signature.inputs[1], bias, entry_points));
+  STATICLM_ASSIGN_OR_RETURN(
+      Part part, make_part(*signature.inputs[0], *signature.inputs[1], bias, signature.attributes, 0, entry_points));
   part.weight_input = 1;
   part.bias_input = bias != nullptr ? 2 : -1;
   std::vector<Part> parts{part};
@@ -164,7 +179,7 @@ Result<std::unique_ptr<Kernel>> make_multi_linear_kernel(const KernelSignature& 
     const TensorSpec* specs[3];
     layout.linear_inputs(signature.inputs, p, specs);
     const TensorSpec* bias = layout.biased() ? specs[2] : nullptr;
-    auto part = make_part(*specs[0], *specs[1], bias, entry_points);
+    auto part = make_part(*specs[0], *specs[1], bias, signature.attributes, p, entry_points);
     if (!part.ok()) {
       return part.status().with_context(str_cat("multi_linear part ", p));
     }

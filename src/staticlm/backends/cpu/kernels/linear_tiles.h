@@ -1,14 +1,15 @@
-// The linear tiles, written once over an instruction-set traits type V and instantiated by each
-// ISA file after its target pragma (linear_avx512.cpp, linear_avx2.cpp), so each copy is compiled
-// for its own set. Include it only there, after the pragma and inside no namespace.
+// The linear kernels over weights packed at export in the panel32 layout (ops/weight_layout.h),
+// written once over an instruction-set traits type V and instantiated by each ISA file after its
+// target pragma (linear_avx512.cpp, linear_avx2.cpp), so each copy is compiled for its own set.
+// Include it only there, after the pragma and inside no namespace.
 //
-// V provides: Reg, kWidth (floats per Reg), kTileRows (rows of x per tile), zero(), fma(a, b, c)
-// = a * b + c, add(a, b), hsum(r), broadcast(p) (*p in every lane), store(p, r), transpose(r) (a
-// kWidth x kWidth block of registers), kPanelRows (rows
-// of the packed GEMM's micro-kernel), load(T{}, p) and load_tail(T{}, p, n) for T in F32 / F16 / Bf16 (n < kWidth
-// elements, the rest zero). Loops over a tile's registers carry `#pragma GCC unroll`: at -O2 g++
-// would otherwise keep the accumulators in memory. It includes only declarations: anything inline defined after the
-// pragma would be compiled for the ISA and could be merged into callers that run anywhere.
+// V provides: Reg, kWidth (floats per Reg), kPanelRows (rows of the GEMM micro-kernel), zero(),
+// fma(a, b, c) = a * b + c, add(a, b), broadcast(p) (*p in every lane), store(p, r), load(T{}, p)
+// for T in F32 / F16 / Bf16 (kWidth elements widened to f32), and pair_lo(p) / pair_hi(p) (the
+// even / odd bf16 of kWidth consecutive 32-bit pairs, widened). Loops over registers carry
+// `#pragma GCC unroll`: at -O2 g++ would otherwise keep the accumulators in memory. It includes
+// only declarations: anything inline defined after the pragma would be compiled for the ISA and
+// could be merged into callers that run anywhere.
 #pragma once
 
 #include <cstdint>
@@ -18,154 +19,165 @@
 
 namespace staticlm::cpu::tiles {
 
-// One tile: ROWS rows of x against COLS weight rows, each output a dot product along K held in
-// one register until the end. The weight registers are loaded once per step and reused by every
-// row, so prefill reads each weight byte once per tile of rows and decode (ROWS = 1) streams it.
-template <class V, class T, int ROWS, int COLS>
-void tile(const LinearOperands& op, int64_t m0, int64_t n0) {
-  using Elem = typename T::Elem;
-  const int64_t inner = op.inner;
-  const float* x[ROWS];
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i) {
-    x[i] = op.x + (m0 + i) * inner;
-  }
-  const Elem* w[COLS];
-#pragma GCC unroll 16
-  for (int j = 0; j < COLS; ++j) {
-    w[j] = static_cast<const Elem*>(op.weight) + (n0 + j) * inner;
-  }
-  // The next column tile's rows, prefetched step by step: a tile reads COLS rows at once, too
-  // many short streams for the hardware prefetcher to keep ahead of (short prompts ran a
-  // quarter faster with it). Past the last column, the tile's own rows again.
-  const Elem* next[COLS];
-#pragma GCC unroll 16
-  for (int j = 0; j < COLS; ++j) {
-    next[j] = n0 + COLS + j < op.columns ? w[j] + COLS * inner : w[j];
-  }
-  typename V::Reg acc[ROWS][COLS];
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < COLS; ++j) {
-      acc[i][j] = V::zero();
-    }
-  }
-  int64_t k = 0;
-  for (; k + V::kWidth <= inner; k += V::kWidth) {
-    typename V::Reg wv[COLS];
-#pragma GCC unroll 16
-    for (int j = 0; j < COLS; ++j) {
-      __builtin_prefetch(next[j] + k);
-      wv[j] = V::load(T{}, w[j] + k);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) {
-      const typename V::Reg xv = V::load(F32{}, x[i] + k);
-#pragma GCC unroll 16
-      for (int j = 0; j < COLS; ++j) {
-        acc[i][j] = V::fma(xv, wv[j], acc[i][j]);
-      }
-    }
-  }
-  if (k < inner) {
-    const int rest = static_cast<int>(inner - k);
-    typename V::Reg wv[COLS];
-#pragma GCC unroll 16
-    for (int j = 0; j < COLS; ++j) {
-      wv[j] = V::load_tail(T{}, w[j] + k, rest);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) {
-      const typename V::Reg xv = V::load_tail(F32{}, x[i] + k, rest);
-#pragma GCC unroll 16
-      for (int j = 0; j < COLS; ++j) {
-        acc[i][j] = V::fma(xv, wv[j], acc[i][j]);
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i) {
-#pragma GCC unroll 16
-    for (int j = 0; j < COLS; ++j) {
-      op.out[(m0 + i) * op.columns + n0 + j] = V::hsum(acc[i][j]);
-    }
-  }
+// Registers per 32-column step of a panel.
+template <class V>
+inline constexpr int kPanelRegs = static_cast<int>(kPanelColumns) / V::kWidth;
+
+template <class T>
+const typename T::Elem* panel_data(const LinearOperands& op, int64_t panel) {
+  return static_cast<const typename T::Elem*>(op.weight) + panel * op.panel_elements;
 }
 
-// Decode (one row of x): each weight row is read start to end, in memory order, so the whole
-// matrix is one sequential stream the hardware prefetcher follows; four accumulators hide the
-// multiply-add latency. x stays in L1.
-template <class V, class T>
-void gemv_rows(const LinearOperands& op, int64_t n_begin, int64_t n_end) {
-  using Elem = typename T::Elem;
-  const int64_t inner = op.inner;
-  constexpr int64_t kStep = 4 * V::kWidth;
-  for (int64_t n = n_begin; n < n_end; ++n) {
-    const Elem* w = static_cast<const Elem*>(op.weight) + n * inner;
-    typename V::Reg acc0 = V::zero(), acc1 = V::zero(), acc2 = V::zero(), acc3 = V::zero();
-    int64_t k = 0;
-    for (; k + kStep <= inner; k += kStep) {
-      acc0 = V::fma(V::load(F32{}, op.x + k), V::load(T{}, w + k), acc0);
-      acc1 = V::fma(V::load(F32{}, op.x + k + V::kWidth), V::load(T{}, w + k + V::kWidth), acc1);
-      acc2 = V::fma(V::load(F32{}, op.x + k + 2 * V::kWidth), V::load(T{}, w + k + 2 * V::kWidth), acc2);
-      acc3 = V::fma(V::load(F32{}, op.x + k + 3 * V::kWidth), V::load(T{}, w + k + 3 * V::kWidth), acc3);
-    }
-    for (; k + V::kWidth <= inner; k += V::kWidth) {
-      acc0 = V::fma(V::load(F32{}, op.x + k), V::load(T{}, w + k), acc0);
-    }
-    if (k < inner) {
-      const int rest = static_cast<int>(inner - k);
-      acc1 = V::fma(V::load_tail(F32{}, op.x + k, rest), V::load_tail(T{}, w + k, rest), acc1);
-    }
-    op.out[n] = V::hsum(V::add(V::add(acc0, acc1), V::add(acc2, acc3)));
-  }
-}
-
-// The rows of one column tile, kTileRows at a time, then the remaining few.
-template <class V, class T, int COLS>
-void column_tile(const LinearOperands& op, int64_t n0) {
-  int64_t m = 0;
-  for (; m + V::kTileRows <= op.rows; m += V::kTileRows) {
-    tile<V, T, V::kTileRows, COLS>(op, m, n0);
-  }
-  for (; m < op.rows; ++m) {
-    tile<V, T, 1, COLS>(op, m, n0);
-  }
-}
-
-// The packed GEMM, for a chunk of rows: W's columns [n0, n0 + 32) x [k0, k0 + kb) transposed into
-// panel[k][j] (widened to f32, zero past the last column), then every block of ROWS rows runs a
-// broadcast micro-kernel over it: per k, two panel registers (32 columns) and one broadcast x
-// value per row feed 2 * ROWS accumulators, with no horizontal sums. Partial sums of earlier K
-// blocks are read back from `out`.
-template <class V, class T>
-void pack_panel(const LinearOperands& op, int64_t n0, int64_t k0, int64_t kb, float* panel) {
-  using Elem = typename T::Elem;
+// Writes the 32 sums of one panel (acc[c], kPanelRegs registers) to out[n0, n0 + 32), the
+// columns past the last one dropped.
+template <class V>
+void store_panel(const LinearOperands& op, const typename V::Reg* acc, float* out, int64_t n0) {
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
-  // Blocks of kWidth weight rows x kWidth k, widened, transposed in registers, stored as rows of
-  // the panel; rows past the last column are zero.
-  for (int64_t jb = 0; jb < kPanelColumns; jb += V::kWidth) {
-    for (int64_t k = 0; k < kb; k += V::kWidth) {
-      const int rest = kb - k < V::kWidth ? static_cast<int>(kb - k) : V::kWidth;
-      typename V::Reg r[V::kWidth];
+  if (cols == kPanelColumns) {
 #pragma GCC unroll 16
-      for (int i = 0; i < V::kWidth; ++i) {
-        const int64_t j = jb + i;
-        const Elem* w = static_cast<const Elem*>(op.weight) + (n0 + j) * op.inner + k0 + k;
-        r[i] = j >= cols ? V::zero() : (rest == V::kWidth ? V::load(T{}, w) : V::load_tail(T{}, w, rest));
-      }
-      V::transpose(r);
-      for (int t = 0; t < rest; ++t) {
-        V::store(panel + (k + t) * kPanelColumns + jb, r[t]);
-      }
+    for (int c = 0; c < kPanelRegs<V>; ++c) {
+      V::store(out + n0 + c * V::kWidth, acc[c]);
     }
+    return;
+  }
+  alignas(64) float partial[kPanelColumns];
+#pragma GCC unroll 16
+  for (int c = 0; c < kPanelRegs<V>; ++c) {
+    V::store(partial + c * V::kWidth, acc[c]);
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    out[n0 + j] = partial[j];
   }
 }
 
+// Decode (one row of x) over panel p: the panel is one contiguous stream, read in memory order;
+// per k, one broadcast x value times the 32 weights of that k. kSteps k values are in flight
+// at once (kSteps x kPanelRegs accumulators, eight in all) to hide the multiply-add latency.
+template <class V, class T>
+void gemv_panel(const LinearOperands& op, int64_t p) {
+  constexpr int kRegs = kPanelRegs<V>;
+  constexpr int kSteps = 8 / kRegs;
+  using Reg = typename V::Reg;
+  const typename T::Elem* w = panel_data<T>(op, p);
+  Reg acc[kSteps][kRegs];
+#pragma GCC unroll 16
+  for (int s = 0; s < kSteps; ++s) {
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      acc[s][c] = V::zero();
+    }
+  }
+  const float* x = op.x;
+  const int64_t inner = op.inner;
+  int64_t k = 0;
+  if constexpr (T::kGroup == 1) {
+    for (; k + kSteps <= inner; k += kSteps) {
+#pragma GCC unroll 16
+      for (int s = 0; s < kSteps; ++s) {
+        const Reg b = V::broadcast(x + k + s);
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[s][c] = V::fma(b, V::load(T{}, w + (k + s) * kPanelColumns + c * V::kWidth), acc[s][c]);
+        }
+      }
+    }
+    for (; k < inner; ++k) {
+      const Reg b = V::broadcast(x + k);
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs; ++c) {
+        acc[0][c] = V::fma(b, V::load(T{}, w + k * kPanelColumns + c * V::kWidth), acc[0][c]);
+      }
+    }
+  } else {
+    // bf16 pairs: word g * 32 + j holds k = 2g (low half) and 2g + 1 (high half) of column j.
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(w);
+    constexpr int kPairs = kSteps / 2 > 0 ? kSteps / 2 : 1;
+    for (; k + 2 * kPairs <= inner; k += 2 * kPairs) {
+#pragma GCC unroll 16
+      for (int s = 0; s < kPairs; ++s) {
+        const uint32_t* line = words + (k / 2 + s) * kPanelColumns;
+        const Reg lo = V::broadcast(x + k + 2 * s);
+        const Reg hi = V::broadcast(x + k + 2 * s + 1);
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[2 * s % kSteps][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[2 * s % kSteps][c]);
+          acc[(2 * s + 1) % kSteps][c] = V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[(2 * s + 1) % kSteps][c]);
+        }
+      }
+    }
+    for (; k < inner; k += 2) {
+      const uint32_t* line = words + (k / 2) * kPanelColumns;
+      const Reg lo = V::broadcast(x + k);
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs; ++c) {
+        acc[0][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[0][c]);
+      }
+      if (k + 1 < inner) {  // an odd K's last pair has a zero high half and no x beside it
+        const Reg hi = V::broadcast(x + k + 1);
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[0][c] = V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[0][c]);
+        }
+      }
+    }
+  }
+  // Summed into a fresh array: were acc's address taken, g++ would store every accumulator to
+  // memory on each step.
+  Reg total[kRegs];
+#pragma GCC unroll 16
+  for (int c = 0; c < kRegs; ++c) {
+    total[c] = acc[0][c];
+#pragma GCC unroll 16
+    for (int s = 1; s < kSteps; ++s) {
+      total[c] = V::add(total[c], acc[s][c]);
+    }
+  }
+  store_panel<V>(op, total, op.out, p * kPanelColumns);
+}
+
+// The GEMM's block of panel p at k values [k0, k0 + kb), as [kb][32] f32: f32 weights are read
+// in place; f16 and bf16 are widened into `scratch` (kb x 32 floats), once per block and reused
+// by every row of the chunk.
+template <class V, class T>
+const float* f32_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb, float* scratch) {
+  const typename T::Elem* w = panel_data<T>(op, p);
+  if constexpr (T::kGroup == 1) {
+    if constexpr (sizeof(typename T::Elem) == sizeof(float)) {
+      return reinterpret_cast<const float*>(w) + k0 * kPanelColumns;
+    } else {
+      const typename T::Elem* src = w + k0 * kPanelColumns;
+      for (int64_t i = 0; i < kb * kPanelColumns; i += V::kWidth) {
+        V::store(scratch + i, V::load(T{}, src + i));
+      }
+      return scratch;
+    }
+  } else {
+    // k0 is even (a multiple of the block), so the block starts on a whole pair.
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(w) + (k0 / 2) * kPanelColumns;
+    for (int64_t q = 0; 2 * q < kb; ++q) {
+#pragma GCC unroll 16
+      for (int c = 0; c < kPanelRegs<V>; ++c) {
+        V::store(scratch + 2 * q * kPanelColumns + c * V::kWidth,
+                 V::pair_lo(words + q * kPanelColumns + c * V::kWidth));
+      }
+      if (2 * q + 1 < kb) {
+#pragma GCC unroll 16
+        for (int c = 0; c < kPanelRegs<V>; ++c) {
+          V::store(scratch + (2 * q + 1) * kPanelColumns + c * V::kWidth,
+                   V::pair_hi(words + q * kPanelColumns + c * V::kWidth));
+        }
+      }
+    }
+    return scratch;
+  }
+}
+
+// ROWS rows of x against one [kb][32] f32 block: per k, the block's registers (32 columns) and
+// one broadcast x value per row feed ROWS x kPanelRegs accumulators, with no horizontal sums.
+// Partial sums of earlier K blocks are read back from `out`.
 template <class V, int ROWS>
-void panel_rows(const LinearOperands& op, const float* panel, int64_t m0, int64_t n0, int64_t k0, int64_t kb) {
-  constexpr int kRegs = static_cast<int>(kPanelColumns) / V::kWidth;
+void panel_rows(const LinearOperands& op, const float* block, int64_t m0, int64_t n0, int64_t k0, int64_t kb) {
+  constexpr int kRegs = kPanelRegs<V>;
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
   const bool full = cols == kPanelColumns;
   typename V::Reg acc[ROWS][kRegs];
@@ -200,7 +212,7 @@ void panel_rows(const LinearOperands& op, const float* panel, int64_t m0, int64_
     typename V::Reg w[kRegs];
 #pragma GCC unroll 16
     for (int c = 0; c < kRegs; ++c) {
-      w[c] = V::load(F32{}, panel + k * kPanelColumns + c * V::kWidth);
+      w[c] = V::load(F32{}, block + k * kPanelColumns + c * V::kWidth);
     }
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
@@ -228,50 +240,43 @@ void panel_rows(const LinearOperands& op, const float* panel, int64_t m0, int64_
 }
 
 // Rows [m, rows), fewer than kPanelRows, in one block of exactly that many: row by row, each
-// would reread the whole panel.
+// would reread the whole block.
 template <class V, int ROWS = 1>
-void panel_tail(const LinearOperands& op, const float* panel, int64_t m, int64_t n0, int64_t k0, int64_t kb) {
+void panel_tail(const LinearOperands& op, const float* block, int64_t m, int64_t n0, int64_t k0, int64_t kb) {
   if constexpr (ROWS < V::kPanelRows) {
     if (op.rows - m == ROWS) {
-      panel_rows<V, ROWS>(op, panel, m, n0, k0, kb);
+      panel_rows<V, ROWS>(op, block, m, n0, k0, kb);
     } else {
-      panel_tail<V, ROWS + 1>(op, panel, m, n0, k0, kb);
+      panel_tail<V, ROWS + 1>(op, block, m, n0, k0, kb);
     }
   }
 }
 
+// Prefill (several rows of x): panel by panel, K block by K block, every block of kPanelRows
+// rows of the chunk runs the micro-kernel over the block.
 template <class V, class T>
-void packed_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* panel) {
+void gemm_panel(const LinearOperands& op, int64_t p, float* scratch) {
   constexpr int kRows = V::kPanelRows;
-  for (int64_t n0 = n_begin; n0 < n_end; n0 += kPanelColumns) {
-    for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
-      const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
-      pack_panel<V, T>(op, n0, k0, kb, panel);
-      int64_t m = 0;
-      for (; m + kRows <= op.rows; m += kRows) {
-        panel_rows<V, kRows>(op, panel, m, n0, k0, kb);
-      }
-      panel_tail<V>(op, panel, m, n0, k0, kb);
+  const int64_t n0 = p * kPanelColumns;
+  for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
+    const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
+    const float* block = f32_block<V, T>(op, p, k0, kb, scratch);
+    int64_t m = 0;
+    for (; m + kRows <= op.rows; m += kRows) {
+      panel_rows<V, kRows>(op, block, m, n0, k0, kb);
     }
+    panel_tail<V>(op, block, m, n0, k0, kb);
   }
 }
 
 template <class V, class T>
 void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
-  if (op.rows == 1) {
-    gemv_rows<V, T>(op, n_begin, n_end);
-    return;
-  }
-  if (op.rows >= kPackedMinRows) {
-    packed_gemm<V, T>(op, n_begin, n_end, scratch);
-    return;
-  }
-  for (int64_t n0 = n_begin; n0 < n_end; n0 += kLinearColumnsPerItem) {
-    switch (op.columns - n0) {
-      case 1: column_tile<V, T, 1>(op, n0); break;
-      case 2: column_tile<V, T, 2>(op, n0); break;
-      case 3: column_tile<V, T, 3>(op, n0); break;
-      default: column_tile<V, T, 4>(op, n0); break;
+  const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
+  for (int64_t p = n_begin / kPanelColumns; p < p_end; ++p) {
+    if (op.rows == 1) {
+      gemv_panel<V, T>(op, p);
+    } else {
+      gemm_panel<V, T>(op, p, scratch);
     }
   }
 }

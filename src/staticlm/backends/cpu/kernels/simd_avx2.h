@@ -17,7 +17,6 @@ namespace {
 struct Avx2 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
-  static constexpr int kTileRows = 2;
 
   static __m128i copy_tail(const uint16_t* p, int n) {
     alignas(16) uint16_t padded[8] = {};
@@ -48,24 +47,13 @@ struct Avx2 {
     return _mm256_add_ps(_mm256_permute2f128_ps(quads[0], quads[1], 0x20),
                          _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
   }
-  // r[i] holds row i of an 8 x 8 block; afterwards r[t] holds its column t.
-  static void transpose(Reg r[8]) {
-    Reg u[8];
-    for (int g = 0; g < 2; ++g) {
-      const Reg lo01 = _mm256_unpacklo_ps(r[4 * g], r[4 * g + 1]);
-      const Reg hi01 = _mm256_unpackhi_ps(r[4 * g], r[4 * g + 1]);
-      const Reg lo23 = _mm256_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
-      const Reg hi23 = _mm256_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
-      // u[4g + c], lane L: rows 4g .. 4g+3 at column 4L + c.
-      u[4 * g] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
-      u[4 * g + 1] = _mm256_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
-      u[4 * g + 2] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
-      u[4 * g + 3] = _mm256_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int c = 0; c < 4; ++c) {
-      r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
-      r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
-    }
+  // kWidth 32-bit words, each a bf16 pair: the low (even k) or high (odd k) halves, as f32.
+  static Reg pair_lo(const uint32_t* p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), 16));
+  }
+  static Reg pair_hi(const uint32_t* p) {
+    return _mm256_castsi256_ps(_mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+                                                _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
 
   static Reg set1(float v) { return _mm256_set1_ps(v); }

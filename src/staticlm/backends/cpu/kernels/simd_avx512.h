@@ -17,7 +17,6 @@ namespace {
 struct Avx512 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
-  static constexpr int kTileRows = 4;
 
   static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static Reg widen_bf16(__m256i bits) {
@@ -48,30 +47,11 @@ struct Avx512 {
     return _mm512_add_ps(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
                          _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
   }
-  // r[i] holds row i of a 16 x 16 block; afterwards r[t] holds its column t.
-  static void transpose(Reg r[16]) {
-    Reg u[16];
-    for (int g = 0; g < 4; ++g) {
-      const Reg lo01 = _mm512_unpacklo_ps(r[4 * g], r[4 * g + 1]);
-      const Reg hi01 = _mm512_unpackhi_ps(r[4 * g], r[4 * g + 1]);
-      const Reg lo23 = _mm512_unpacklo_ps(r[4 * g + 2], r[4 * g + 3]);
-      const Reg hi23 = _mm512_unpackhi_ps(r[4 * g + 2], r[4 * g + 3]);
-      // u[4g + c], lane L: rows 4g .. 4g+3 at column 4L + c.
-      u[4 * g] = _mm512_shuffle_ps(lo01, lo23, _MM_SHUFFLE(1, 0, 1, 0));
-      u[4 * g + 1] = _mm512_shuffle_ps(lo01, lo23, _MM_SHUFFLE(3, 2, 3, 2));
-      u[4 * g + 2] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(1, 0, 1, 0));
-      u[4 * g + 3] = _mm512_shuffle_ps(hi01, hi23, _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int c = 0; c < 4; ++c) {
-      const Reg ab02 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(2, 0, 2, 0));
-      const Reg ab13 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 1, 3, 1));
-      const Reg cd02 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(2, 0, 2, 0));
-      const Reg cd13 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 1, 3, 1));
-      r[c] = _mm512_shuffle_f32x4(ab02, cd02, _MM_SHUFFLE(2, 0, 2, 0));
-      r[8 + c] = _mm512_shuffle_f32x4(ab02, cd02, _MM_SHUFFLE(3, 1, 3, 1));
-      r[4 + c] = _mm512_shuffle_f32x4(ab13, cd13, _MM_SHUFFLE(2, 0, 2, 0));
-      r[12 + c] = _mm512_shuffle_f32x4(ab13, cd13, _MM_SHUFFLE(3, 1, 3, 1));
-    }
+  // kWidth 32-bit words, each a bf16 pair: the low (even k) or high (odd k) halves, as f32.
+  static Reg pair_lo(const uint32_t* p) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_loadu_si512(p), 16)); }
+  static Reg pair_hi(const uint32_t* p) {
+    return _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_loadu_si512(p), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
 
   static Reg set1(float v) { return _mm512_set1_ps(v); }

@@ -1,0 +1,153 @@
+#include "staticlm/backends/cpu/export/pack_weights_pass.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "staticlm/core/float_convert.h"
+#include "staticlm/ops/weight_layout.h"
+
+namespace staticlm {
+namespace {
+
+// The rows of a constant, packed when the program is written.
+class PackedMatrixSource final : public ByteSource {
+ public:
+  PackedMatrixSource(std::shared_ptr<ByteSource> rows, size_t element_bytes, PanelLayout layout, std::string name)
+      : rows_(std::move(rows)), element_bytes_(element_bytes), layout_(layout), name_(std::move(name)) {}
+
+  uint64_t size_bytes() const override { return static_cast<uint64_t>(layout_.elements()) * element_bytes_; }
+
+  Status read(std::span<uint8_t> out) const override {
+    const uint64_t expected = static_cast<uint64_t>(layout_.rows * layout_.cols) * element_bytes_;
+    if (rows_->size_bytes() != expected || out.size() != size_bytes()) {
+      return invalid_argument("tensor '", name_, "': packing a [", layout_.rows, ", ", layout_.cols, "] matrix needs ",
+                              expected, " bytes, found ", rows_->size_bytes());
+    }
+    std::vector<uint8_t> rows(static_cast<size_t>(expected));
+    STATICLM_RETURN_IF_ERROR(rows_->read(rows));
+    pack_panels(rows, element_bytes_, layout_, out);
+    return ok_status();
+  }
+
+ private:
+  std::shared_ptr<ByteSource> rows_;
+  size_t element_bytes_;
+  PanelLayout layout_;
+  std::string name_;
+};
+
+// The matrix inputs of a node the pass packs: a linear's weight, each multi_linear weight.
+std::vector<size_t> linear_matrices(const GraphNode& node) {
+  if (node.op == OpKind::kLinear && node.inputs.size() >= 2) {
+    return {1};
+  }
+  if (node.op == OpKind::kMultiLinear) {
+    const Result<MultiLinearSplit> split = multi_linear_split(node.inputs.size(), node.attributes);
+    if (split.ok()) {
+      std::vector<size_t> inputs;
+      for (int64_t p = 0; p < split->parts; ++p) {
+        inputs.push_back(static_cast<size_t>(1 + p));
+      }
+      return inputs;
+    }
+  }
+  return {};
+}
+
+// Whether the pass can pack `value`: a rank-2 plain-float constant.
+bool packable(const Graph& graph, ValueId value) {
+  if (value == kNoValue || graph.value(value).kind != ValueKind::kConstant) {
+    return false;
+  }
+  const ConstantEntry& entry = graph.constants().at(graph.value(value).constant);
+  return is_plain_float(entry.dtype) && entry.shape.size() == 2 && entry.shape[0] > 0 && entry.shape[1] > 0;
+}
+
+class Packer {
+ public:
+  explicit Packer(Graph& graph) : graph_(graph) {}
+
+  // The packed value of `original` (packable), made once per constant.
+  Result<ValueId> packed(ValueId original) {
+    if (auto it = packed_.find(original); it != packed_.end()) {
+      return it->second;
+    }
+    // Copies: adding to the table may move its entries.
+    const ConstantEntry entry = graph_.constants().at(graph_.value(original).constant);
+    const PanelLayout layout = PanelLayout::of(entry.shape[0], entry.shape[1], entry.dtype);
+    const std::string name = str_cat(entry.name, ".", kPanel32Layout);
+    ConstantId id = graph_.constants().find(name);
+    if (id < 0) {
+      auto source =
+          std::make_shared<PackedMatrixSource>(entry.source, dtype_info(entry.dtype).block_bytes, layout, entry.name);
+      STATICLM_ASSIGN_OR_RETURN(
+          id, graph_.mutable_constants().add(name, entry.dtype, layout.packed_shape(), std::move(source)));
+    } else if (graph_.constants().at(id).dtype != entry.dtype ||
+               graph_.constants().at(id).shape != layout.packed_shape()) {
+      return invalid_argument("pack_weights: the packed weight's name '", name,
+                              "' is taken by a constant of another dtype or shape than ", dtype_name(entry.dtype),
+                              shape_string(layout.packed_shape()));
+    }
+    STATICLM_ASSIGN_OR_RETURN(const ValueId value, graph_.use_constant(id));
+    packed_.emplace(original, value);
+    return value;
+  }
+
+  bool was_packed(ValueId original) const { return packed_.count(original) > 0; }
+
+  // Points `node`'s matrix inputs at their packed values and records the layout.
+  Status pack_node(GraphNode& node, const std::vector<size_t>& matrices) {
+    std::vector<int64_t> shapes;
+    for (size_t input : matrices) {
+      const ValueId original = node.inputs[input];
+      const Shape& shape = graph_.value(original).shape;
+      shapes.push_back(shape[0]);
+      shapes.push_back(shape[1]);
+      STATICLM_ASSIGN_OR_RETURN(node.inputs[input], packed(original));
+    }
+    node.attributes.set(std::string(kWeightLayoutAttr), std::string(kPanel32Layout));
+    node.attributes.set(std::string(kWeightShapesAttr), std::move(shapes));
+    return ok_status();
+  }
+
+ private:
+  Graph& graph_;
+  std::map<ValueId, ValueId> packed_;  // original constant value -> packed one
+};
+
+bool already_laid_out(const GraphNode& node) {
+  return node.attributes.has(kWeightLayoutAttr);
+}
+
+}  // namespace
+
+Status PackWeightsPass::run(Graph& graph) {
+  Packer packer(graph);
+  std::vector<GraphNode>& nodes = graph.mutable_nodes();
+  for (GraphNode& node : nodes) {
+    const std::vector<size_t> matrices = linear_matrices(node);
+    if (matrices.empty() || already_laid_out(node)) {
+      continue;
+    }
+    bool all = true;
+    for (size_t input : matrices) {
+      all = all && packable(graph, node.inputs[input]);
+    }
+    if (all) {
+      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, matrices));
+    }
+  }
+  // Tied tables after every linear is known: the embedding shares what its linear packed.
+  for (GraphNode& node : nodes) {
+    if (node.op == OpKind::kEmbedding && !node.inputs.empty() && !already_laid_out(node) &&
+        packer.was_packed(node.inputs[0])) {
+      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, {0}));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace staticlm

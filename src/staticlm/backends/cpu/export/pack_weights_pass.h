@@ -1,0 +1,28 @@
+// PackWeightsPass: the cpu backend stores every matrix its linear kernels read in the panel32
+// layout (ops/weight_layout.h), so decode streams each panel of 32 outputs as one sequential read
+// and prefill multiplies panels where they lie; nothing is repacked when the program loads or
+// runs. It runs after the backend's other passes, on the weights they chose (weight_dtype) and
+// the nodes they fused (multi_linear).
+//
+// A linear's weight and every weight of a multi_linear (all or none) are packed when they are
+// rank-2 f32, f16 or bf16 constants; the node records the layout in its `weight_layout` and
+// `weight_shapes` attributes. An embedding reads its table packed only when a linear reads the
+// same constant (tied embeddings: the table and the output projection stay one tensor);
+// otherwise its table stays in rows, where a gather is one contiguous read.
+//
+// The packed matrix is a new constant "<name>.panel32" in the program's shared table, found by
+// name when another method asks for it again, so each is stored once. Packing is lazy: bytes are
+// packed while the program is written.
+#pragma once
+
+#include "staticlm/graph/pass_manager.h"
+
+namespace staticlm {
+
+class PackWeightsPass final : public GraphPass {
+ public:
+  std::string_view name() const override { return "pack_weights"; }
+  Status run(Graph& graph) override;
+};
+
+}  // namespace staticlm
