@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -18,11 +19,13 @@
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
+#include "staticlm/core/float_convert.h"
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/format/metadata.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/llm/contract.h"
 #include "staticlm/llm/generator.h"
+#include "staticlm/ops/panel_quant.h"
 #include "staticlm/ops/weight_layout.h"
 #include "staticlm/partition/partitioner.h"
 #include "staticlm/runtime/program.h"
@@ -268,10 +271,169 @@ TEST(CpuConformance, WeightDtypeStoresTheMatricesAsTheExporterWouldHaveWrittenTh
   HfStaticExportOptions bad = small_options();
   auto backend = cpu_backend();
   bad.backend = backend.get();
-  bad.backend_options = testing::text_options({{"weight_dtype", "int8"}});
+  bad.backend_options = testing::text_options({{"weight_dtype", "int2"}});
   auto refused = export_hf_static(testing::load_fixture_reference("llama").dir, temp_path("bad_dtype.slm"), bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("weight_dtype"), std::string::npos) << refused.status().to_string();
+}
+
+// ||a - b|| / ||b|| over every logit, and the share of positions whose argmax agrees.
+struct LogitAgreement {
+  double relative_error = 0.0;
+  double top1 = 0.0;
+};
+LogitAgreement compare_logits(std::span<const float> actual, std::span<const float> expected, int64_t vocab) {
+  double error = 0.0;
+  double energy = 0.0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    error += std::pow(static_cast<double>(actual[i]) - expected[i], 2);
+    energy += static_cast<double>(expected[i]) * expected[i];
+  }
+  const size_t rows = expected.size() / static_cast<size_t>(vocab);
+  size_t agree = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    auto row = [&](std::span<const float> logits) { return logits.subspan(r * static_cast<size_t>(vocab), vocab); };
+    agree += std::ranges::max_element(row(actual)) - row(actual).begin() ==
+             std::ranges::max_element(row(expected)) - row(expected).begin();
+  }
+  return {std::sqrt(error / energy), static_cast<double>(agree) / static_cast<double>(rows)};
+}
+
+// A copy of the checkpoint in `dir` whose matrices (those `quantized` says the cpu backend
+// quantizes) hold what the quantized panels store, written back as f32: the oracle a quantized
+// program must match, run through the float path.
+std::string dequantized_checkpoint(const std::string& dir, const std::string& name, PanelCodes codes, int64_t group,
+                                   const std::function<bool(const SafetensorsTensor&)>& quantized) {
+  const std::filesystem::path out = temp_path(name + "_dequantized");
+  std::filesystem::create_directories(out);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".safetensors") {
+      std::filesystem::copy_file(entry.path(), out / entry.path().filename(),
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+  }
+  auto checkpoint = SafetensorsCheckpoint::open(dir);
+  EXPECT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<uint8_t> data;
+  for (const std::string& tensor_name : checkpoint->names()) {
+    const SafetensorsTensor& tensor = **checkpoint->get(tensor_name);
+    std::vector<uint8_t> bytes(tensor.bytes.begin(), tensor.bytes.end());
+    std::string dtype = tensor.dtype == DType::kF32 ? "F32" : tensor.dtype == DType::kF16 ? "F16" : "BF16";
+    if (quantized(tensor)) {
+      const int64_t rows = tensor.shape[0];
+      const int64_t cols = tensor.shape[1];
+      std::vector<float> values(static_cast<size_t>(rows * cols));
+      convert_floats(tensor.bytes, tensor.dtype, {reinterpret_cast<uint8_t*>(values.data()), values.size() * 4},
+                     DType::kF32, values.size());
+      const PanelLayout layout = PanelLayout::quantized(rows, cols, codes, group);
+      std::vector<uint8_t> packed(static_cast<size_t>(layout.elements()));
+      EXPECT_TRUE(quantize_panels(values, layout, packed, tensor.name).ok());
+      for (int64_t r = 0; r < rows; ++r) {
+        dequantize_panel_row(packed.data(), layout, r, values.data() + r * cols);
+      }
+      bytes.assign(reinterpret_cast<const uint8_t*>(values.data()),
+                   reinterpret_cast<const uint8_t*>(values.data()) + values.size() * 4);
+      dtype = "F32";
+    }
+    header[tensor.name] = {
+        {"dtype", dtype}, {"shape", tensor.shape}, {"data_offsets", {data.size(), data.size() + bytes.size()}}};
+    data.insert(data.end(), bytes.begin(), bytes.end());
+  }
+  const std::string text = header.dump();
+  const uint64_t length = text.size();
+  std::ofstream file(out / "model.safetensors", std::ios::binary);
+  file.write(reinterpret_cast<const char*>(&length), sizeof(length));
+  file.write(text.data(), static_cast<std::streamsize>(text.size()));
+  file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  return out.string();
+}
+
+TEST(CpuConformance, QuantizedWeightsAreStoredOnceInPanelsAndStayCloseToF32) {
+  // int8 / int4 at two group sizes, untied and tied tables: every matrix a linear reads is stored
+  // once as quantized panels, the f32 original not at all; the logits stay near the f32 program's.
+  for (const std::string family : {"llama", "llama3"}) {
+    testing::FixtureReference ref = testing::load_fixture_reference(family);
+    auto backend = cpu_backend();
+    HfStaticExportOptions f32 = small_options();
+    f32.backend = backend.get();
+    const std::string f32_path = temp_path(family + "_f32.slm");
+    ASSERT_TRUE(export_hf_static(ref.dir, f32_path, f32).ok());
+    const std::vector<float> expected = run_prompt(f32_path, ref.prompt_tokens);
+    for (const std::string codes : {"int8", "int4"}) {
+      for (const int64_t group : {32, 128}) {
+        const std::string name = str_cat(family, "_", codes, "_g", group);
+        SCOPED_TRACE(name);
+        HfStaticExportOptions options = small_options();
+        options.backend = backend.get();
+        options.backend_options =
+            testing::text_options({{"weight_dtype", codes}, {"group_size", std::to_string(group)}});
+        const std::string path = temp_path(name + ".slm");
+        auto summary = export_hf_static(ref.dir, path, options);
+        ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+
+        const PanelCodes panel_codes = codes == "int8" ? PanelCodes::kInt8 : PanelCodes::kInt4;
+        const std::vector<float> logits = run_prompt(path, ref.prompt_tokens);
+        // The oracle: the f32 program over the weights the panels hold.
+        const std::string oracle_dir =
+            dequantized_checkpoint(ref.dir, name, panel_codes, group, [&](const SafetensorsTensor& tensor) {
+              return tensor.shape.size() == 2 &&
+                     (family == "llama3" || tensor.name.find("embed_tokens") == std::string::npos);
+            });
+        const std::string oracle_path = temp_path(name + "_oracle.slm");
+        ASSERT_TRUE(export_hf_static(oracle_dir, oracle_path, f32).ok());
+        expect_near(logits, run_prompt(oracle_path, ref.prompt_tokens), kSummationOrderTolerance,
+                    "quantized program vs f32 over its dequantized weights");
+        // Random fixture weights have no structure for the codes to keep: these are loose sanity
+        // bounds, not the quality a trained model gets (docs/performance.md has those).
+        const LogitAgreement agreement = compare_logits(logits, expected, ref.vocab);
+        std::printf("%s: relative logit error %.4f, top-1 agreement %.3f\n", name.c_str(), agreement.relative_error,
+                    agreement.top1);
+        EXPECT_LT(agreement.relative_error, codes == "int8" ? 0.05 : 0.6);
+        EXPECT_GT(agreement.relative_error, 0.0) << "the weights were not quantized";
+
+        auto file = ProgramFile::open(path);
+        ASSERT_TRUE(file.ok()) << file.status().to_string();
+        auto recorded = metadata_string(**file, hf_static_v1::key::kWeightDtype);
+        ASSERT_TRUE(recorded.ok()) << recorded.status().to_string();
+        EXPECT_EQ(*recorded, str_cat(codes, "_g", group));
+        auto checkpoint = SafetensorsCheckpoint::open(ref.dir);
+        ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+        for (const std::string& tensor_name : checkpoint->names()) {
+          const SafetensorsTensor& tensor = **checkpoint->get(tensor_name);
+          const std::string key = cpu_named_data_key(sanitize_constant_name(tensor.name));
+          // An untied table is only gathered: it stays as exported.
+          if (tensor.shape.size() != 2 ||
+              (family == "llama" && tensor.name.find("embed_tokens") != std::string::npos)) {
+            continue;
+          }
+          const std::string packed_key = str_cat(key, ".", panel_layout_name(panel_codes), "_g", group);
+          auto packed = (*file)->named_data(packed_key);
+          ASSERT_TRUE(packed.has_value()) << packed_key;
+          EXPECT_EQ(packed->size(),
+                    PanelLayout::quantized(tensor.shape[0], tensor.shape[1], panel_codes, group).elements());
+          EXPECT_FALSE((*file)->named_data(key).has_value()) << key << " is stored at f32 as well";
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuConformance, QuantizationOptionsAreCheckedBeforeAnythingIsWritten) {
+  auto backend = cpu_backend();
+  const std::string dir = testing::load_fixture_reference("llama").dir;
+  for (auto [options, expected] :
+       {std::pair{testing::text_options({{"weight_dtype", "int8"}, {"group_size", "48"}}),
+                  "option 'group_size': expected 16, 32, 64 or 128, found 48"},
+        std::pair{testing::text_options({{"weight_dtype", "bf16"}, {"group_size", "64"}}), "group_size"},
+        std::pair{testing::text_options({{"weight_dtype", "int4"}, {"group_size", "256"}}), "group_size"}}) {
+    HfStaticExportOptions bad = small_options();
+    bad.backend = backend.get();
+    bad.backend_options = options;
+    auto refused = export_hf_static(dir, temp_path("bad_group.slm"), bad);
+    ASSERT_FALSE(refused.ok()) << expected;
+    EXPECT_NE(refused.status().message().find(expected), std::string::npos) << refused.status().to_string();
+  }
 }
 
 // A backend that runs cpu blobs but produces its outputs in reversed internal order, recording

@@ -94,17 +94,18 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
   return out;
 }
 
-// The dtype the program's matrices are stored in: the export's, unless the backend has an option
-// `weight_dtype` set to a dtype (the cpu backend's), which converts them again.
-DType stored_weight_dtype(const HfStaticExportOptions& options, const std::optional<Partitioner>& partitioner) {
+// The format the program's matrices are stored in (ops/weight_format.h): the export's dtype, unless
+// the backend has an option `weight_dtype` that converts or quantizes them (the cpu backend's).
+std::string stored_weight_format(const HfStaticExportOptions& options, const std::optional<Partitioner>& partitioner) {
+  std::string exported(dtype_name(options.weight_dtype));
   if (partitioner) {
-    return partitioner->backend().stored_weight_dtype(partitioner->options()).value_or(options.weight_dtype);
+    return partitioner->backend().stored_weight_format(partitioner->options()).value_or(exported);
   }
-  return options.weight_dtype;
+  return exported;
 }
 
 std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderHyperParams& params,
-                                            const HfStaticExportOptions& options, DType weight_dtype,
+                                            const HfStaticExportOptions& options, std::string weight_format,
                                             int64_t max_cache_len, const TokenizerFiles& tokenizer) {
   namespace key = hf_static_v1::key;
   hf_static_v1::Config contract;
@@ -122,7 +123,7 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
   add(key::kArchitecture, config.architectures.front());
   add(key::kHiddenSize, params.hidden_size);
   add(key::kNumHeads, params.num_heads);
-  add(key::kWeightDtype, std::string(dtype_name(weight_dtype)));
+  add(key::kWeightDtype, std::move(weight_format));
   add(key::kBosTokenId, config.bos_token_id.value_or(-1));
   add(key::kEosTokenIds, config.eos_token_ids);
   add(key::kRopeTheta, params.rope.theta);
@@ -186,7 +187,7 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
   build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
   LowerOptions lower;
-  lower.metadata = contract_metadata(config, model.params, options, stored_weight_dtype(options, partitioner),
+  lower.metadata = contract_metadata(config, model.params, options, stored_weight_format(options, partitioner),
                                      max_cache_len, *build.tokenizer);
   lower.files = build.tokenizer->files;
   if (partitioner) {

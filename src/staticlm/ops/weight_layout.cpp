@@ -32,14 +32,27 @@ void pack_typed(const Elem* in, const PanelLayout& layout, Elem* out) {
 
 }  // namespace
 
+std::string_view panel_layout_name(PanelCodes codes) {
+  switch (codes) {
+    case PanelCodes::kInt8: return kPanel32Q8Layout;
+    case PanelCodes::kInt4: return kPanel32Q4Layout;
+    default: return kPanel32Layout;
+  }
+}
+
 Result<std::optional<PanelLayout>> matrix_layout(const Attributes& attrs, int64_t matrix, const TensorSpec& spec) {
   STATICLM_ASSIGN_OR_RETURN(std::string layout_name, attrs.get_string_or(kWeightLayoutAttr, std::string(kRowsLayout)));
   if (layout_name == kRowsLayout) {
     return std::optional<PanelLayout>();
   }
-  if (layout_name != kPanel32Layout) {
-    return invalid_argument("attribute '", kWeightLayoutAttr, "': expected '", kRowsLayout, "' or '", kPanel32Layout,
-                            "', found '", layout_name, "'");
+  PanelCodes codes = PanelCodes::kFloat;
+  if (layout_name == kPanel32Q8Layout) {
+    codes = PanelCodes::kInt8;
+  } else if (layout_name == kPanel32Q4Layout) {
+    codes = PanelCodes::kInt4;
+  } else if (layout_name != kPanel32Layout) {
+    return invalid_argument("attribute '", kWeightLayoutAttr, "': expected '", kRowsLayout, "', '", kPanel32Layout,
+                            "', '", kPanel32Q8Layout, "' or '", kPanel32Q4Layout, "', found '", layout_name, "'");
   }
   STATICLM_ASSIGN_OR_RETURN(std::vector<int64_t> shapes, attrs.get_ints(kWeightShapesAttr));
   if (matrix < 0 || shapes.size() % 2 != 0 || static_cast<int64_t>(shapes.size() / 2) <= matrix) {
@@ -54,13 +67,25 @@ Result<std::optional<PanelLayout>> matrix_layout(const Attributes& attrs, int64_
     return invalid_argument("attribute '", kWeightShapesAttr, "': matrix ", matrix, " has shape [", rows, ", ", cols,
                             "]; expected dimensions in [1, 2^31]");
   }
-  if (!is_packable_dtype(spec.dtype)) {
-    return invalid_argument("weight_layout ", kPanel32Layout, ": expected an f32, f16 or bf16 matrix, found ",
-                            dtype_name(spec.dtype));
+  PanelLayout layout;
+  if (codes == PanelCodes::kFloat) {
+    if (!is_packable_dtype(spec.dtype)) {
+      return invalid_argument("weight_layout ", kPanel32Layout, ": expected an f32, f16 or bf16 matrix, found ",
+                              dtype_name(spec.dtype));
+    }
+    layout = PanelLayout::of(rows, cols, spec.dtype);
+  } else {
+    STATICLM_ASSIGN_OR_RETURN(const int64_t group, attrs.get_int(kWeightGroupAttr));
+    if (!is_quant_group(group)) {
+      return invalid_argument("attribute '", kWeightGroupAttr, "': expected 16, 32, 64 or 128, found ", group);
+    }
+    if (spec.dtype != DType::kU8) {
+      return invalid_argument("weight_layout ", layout_name, ": expected a u8 matrix, found ", dtype_name(spec.dtype));
+    }
+    layout = PanelLayout::quantized(rows, cols, codes, group);
   }
-  const PanelLayout layout = PanelLayout::of(rows, cols, spec.dtype);
   if (spec.shape != layout.packed_shape()) {
-    return invalid_argument("weight_layout ", kPanel32Layout, ": a ", dtype_name(spec.dtype), " [", rows, ", ", cols,
+    return invalid_argument("weight_layout ", layout_name, ": a ", dtype_name(spec.dtype), " [", rows, ", ", cols,
                             "] matrix is stored as ", shape_string(layout.packed_shape()), ", found ",
                             shape_string(spec.shape));
   }

@@ -94,7 +94,8 @@ TEST(WeightLayoutTest, RefusesShapesThatDoNotMatchTheStoredTensor) {
   other.set(std::string(kWeightLayoutAttr), std::string("tiles"));
   out = infer_outputs(OpKind::kLinear, linear, other);
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("expected 'rows' or 'panel32', found 'tiles'"), std::string::npos);
+  EXPECT_NE(out.status().message().find("expected 'rows', 'panel32', 'panel32_q8' or 'panel32_q4', found 'tiles'"),
+            std::string::npos);
   const TensorSpec quantized{DType::kQ8_0, {3, 5, 32}};
   const TensorSpec* q[] = {&x, &quantized};
   EXPECT_FALSE(infer_outputs(OpKind::kLinear, q, panel_attrs({40, 5})).ok());

@@ -16,6 +16,7 @@
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/format/metadata.h"
+#include "staticlm/ops/weight_format.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
 
@@ -108,7 +109,7 @@ Status run_bench(const BenchArgs& args) {
                         args.decode_tokens, "), the program has max_cache_len ", config.max_cache_len);
   }
   STATICLM_ASSIGN_OR_RETURN(std::string weight_dtype, metadata_string(engine->file(), hf_static_v1::key::kWeightDtype));
-  STATICLM_ASSIGN_OR_RETURN(DType dtype, parse_dtype(weight_dtype));
+  STATICLM_ASSIGN_OR_RETURN(const WeightFormat format, WeightFormat::parse(weight_dtype));
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
   ThreadPool& pool = engine->program()->thread_pool();
   const bool show = !args.json_output;
@@ -169,9 +170,7 @@ Status run_bench(const BenchArgs& args) {
   const double token_seconds = 1.0 / tg.mean;
   // Two flops per weight element per token: every weight is one multiply-add per token (the
   // tied embedding table through the lm_head; attention's own flops are left out).
-  const DTypeInfo& info = dtype_info(dtype);
-  const double flops_per_token = 2.0 * static_cast<double>(bytes) * static_cast<double>(info.block_elements) /
-                                 static_cast<double>(info.block_bytes);
+  const double flops_per_token = 2.0 * static_cast<double>(bytes) * 8.0 / format.bits_per_weight();
   const double barriers_per_token =
       decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
 

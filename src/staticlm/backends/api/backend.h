@@ -80,10 +80,10 @@ class Backend {
     (void)options;
     return {};
   }
-  // The dtype the backend's passes store the model's matrices in under `options`, where they
-  // convert them (nullopt: as the exporter wrote them); the exporter records it in the
-  // program's weight_dtype metadata.
-  virtual std::optional<DType> stored_weight_dtype(const ResolvedOptions& options) const {
+  // The format the backend's passes store the model's matrices in under `options`, where they
+  // convert them (nullopt: as the exporter wrote them), named as ops/weight_format.h names it
+  // ("bf16", "int8_g32"); the exporter records it in the program's weight_dtype metadata.
+  virtual std::optional<std::string> stored_weight_format(const ResolvedOptions& options) const {
     (void)options;
     return std::nullopt;
   }

@@ -10,6 +10,7 @@
 
 #include "staticlm/core/dtype.h"
 #include "staticlm/core/half.h"
+#include "staticlm/ops/panel_quant.h"
 #include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::portable {
@@ -79,9 +80,9 @@ inline void widen_to_f32(const void* data, DType dtype, int64_t offset, int64_t 
 }
 
 // A matrix input (linear weight, embedding table) as its kernel reads it: logical [rows, cols],
-// stored as rows or packed in panels (ops/weight_layout.h).
+// stored as rows or packed in panels (ops/weight_layout.h), float or quantized.
 struct MatrixRef {
-  DType dtype = DType::kF32;
+  DType dtype = DType::kF32;  // u8 for quantized panels
   int64_t rows = 0;
   int64_t cols = 0;
   std::optional<PanelLayout> panels;  // nullopt: row-major
@@ -91,6 +92,10 @@ struct MatrixRef {
 inline void widen_matrix_row(const void* data, const MatrixRef& matrix, int64_t row, float* out) {
   if (!matrix.panels) {
     widen_to_f32(data, matrix.dtype, row * matrix.cols, matrix.cols, out);
+    return;
+  }
+  if (matrix.panels->is_quantized()) {
+    dequantize_panel_row(static_cast<const uint8_t*>(data), *matrix.panels, row, out);
     return;
   }
   for (int64_t c = 0; c < matrix.cols; ++c) {

@@ -56,10 +56,13 @@ Status check_matrix_weight(const KernelSignature& signature, const TensorSpec& i
 
 Result<MatrixRef> matrix_input(const KernelSignature& signature, int64_t matrix, const TensorSpec& input,
                                std::string_view role) {
-  STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, input, role));
   auto panels = matrix_layout(signature.attributes, matrix, input);
   if (!panels.ok()) {
     return panels.status().with_context(str_cat(op_name(signature.op), " ", role));
+  }
+  // Quantized panels are u8, a dtype no other layout takes.
+  if (!*panels || !(*panels)->is_quantized()) {
+    STATICLM_RETURN_IF_ERROR(check_matrix_weight(signature, input, role));
   }
   MatrixRef ref;
   ref.dtype = input.dtype;

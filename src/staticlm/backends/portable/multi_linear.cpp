@@ -29,8 +29,10 @@ Result<MultiLinearLayout> MultiLinearLayout::of(const KernelSignature& signature
 
 Attributes MultiLinearLayout::linear_attributes(const Attributes& attrs, int64_t p) {
   Attributes part;
-  if (const AttrValue* layout = attrs.find(kWeightLayoutAttr)) {
-    part.set(std::string(kWeightLayoutAttr), *layout);
+  for (std::string_view name : {kWeightLayoutAttr, kWeightGroupAttr}) {
+    if (const AttrValue* value = attrs.find(name)) {
+      part.set(std::string(name), *value);
+    }
   }
   if (const auto* shapes = std::get_if<std::vector<int64_t>>(attrs.find(kWeightShapesAttr))) {
     if (p >= 0 && static_cast<size_t>(2 * p + 1) < shapes->size()) {

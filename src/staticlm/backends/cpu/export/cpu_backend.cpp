@@ -6,6 +6,7 @@
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/lowering/lower_program.h"
+#include "staticlm/ops/weight_format.h"
 
 namespace staticlm {
 namespace {
@@ -15,6 +16,25 @@ constexpr std::string_view kId = "cpu";
 // The route of the options the backend's own passes consume.
 constexpr std::string_view kRouteCpu = "cpu";
 constexpr std::string_view kKeepWeightDtype = "as_exported";
+constexpr int64_t kDefaultGroupSize = 32;
+
+// The codes weight_dtype asks for: int8 / int4, or kFloat for a float dtype.
+PanelCodes quantized_codes(std::string_view weight_dtype) {
+  if (weight_dtype == "int8") {
+    return PanelCodes::kInt8;
+  }
+  return weight_dtype == "int4" ? PanelCodes::kInt4 : PanelCodes::kFloat;
+}
+
+std::string weight_dtype_of(const ResolvedOptions& options) {
+  return options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
+}
+
+// Options resolved against another schema (a test backend reusing these passes) have no
+// group_size: that is the default.
+int64_t group_size_of(const ResolvedOptions& options) {
+  return options.get_int("group_size").value_or(kDefaultGroupSize);
+}
 
 }  // namespace
 
@@ -55,8 +75,16 @@ Result<std::shared_ptr<CpuBackend>> CpuBackend::create() {
       {{std::string(kKeepWeightDtype), "the dtype the exporter wrote (staticlm export --dtype)", std::nullopt},
        {"f32", "", std::nullopt},
        {"f16", "f16 storage, f32 arithmetic", std::nullopt},
-       {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt}},
+       {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt},
+       {"int8", "int8 codes, one f16 scale per group_size weights (q8_0's bits at 32)", std::nullopt},
+       {"int4", "int4 codes, one f16 scale per group_size weights (q4_0's bits at 32)", std::nullopt}},
       kRouteCpu, {}, "dtype of the linear and embedding matrices the backend stores"));
+  OptionSpec group_size =
+      int_option("group_size", kDefaultGroupSize, 16, 128, kRouteCpu, {},
+                 "weights per quantization scale along K: 16, 32, 64 or 128 (weight_dtype int8 / int4)");
+  group_size.constraints.push_back(
+      {OptionConstraint::Kind::kRequires, {}, "weight_dtype", {"int8", "int4"}, "only quantized weights have groups"});
+  backend->schema_.options.push_back(std::move(group_size));
   for (OptionSpec& spec : partitioner_option_specs()) {
     backend->schema_.options.push_back(std::move(spec));
   }
@@ -71,29 +99,35 @@ std::string_view CpuBackend::summary() const {
   return "the host CPU: every op of the LLM op set; weights stored once as named data, kernels chosen by ISA";
 }
 
-std::optional<DType> CpuBackend::stored_weight_dtype(const ResolvedOptions& options) const {
-  const std::string weight_dtype = options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
+std::optional<std::string> CpuBackend::stored_weight_format(const ResolvedOptions& options) const {
+  const std::string weight_dtype = weight_dtype_of(options);
   if (weight_dtype == kKeepWeightDtype) {
     return std::nullopt;
   }
+  const PanelCodes codes = quantized_codes(weight_dtype);
+  if (codes != PanelCodes::kFloat) {
+    return WeightFormat::quantized(codes, group_size_of(options)).name();
+  }
   // The pass refuses what does not parse, so the export fails before this is recorded.
   const Result<DType> parsed = parse_dtype(weight_dtype);
-  return parsed.ok() ? std::optional<DType>(*parsed) : std::nullopt;
+  return parsed.ok() ? std::optional<std::string>(std::string(dtype_name(*parsed))) : std::nullopt;
 }
 
 std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions& options) const {
   std::vector<std::unique_ptr<GraphPass>> passes;
   // Options resolved against another schema (a test backend reusing these passes) have no
-  // weight_dtype: that is the default. The pass refuses a value that is not a dtype.
-  std::string weight_dtype = options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
-  if (weight_dtype != kKeepWeightDtype) {
+  // weight_dtype: that is the default. The pass refuses a value that is not a dtype. Quantized
+  // formats are pack_weights' work, from whatever float dtype the exporter wrote.
+  std::string weight_dtype = weight_dtype_of(options);
+  const PanelCodes codes = quantized_codes(weight_dtype);
+  if (weight_dtype != kKeepWeightDtype && codes == PanelCodes::kFloat) {
     passes.push_back(std::make_unique<WeightDtypePass>(std::move(weight_dtype)));
   }
   passes.push_back(std::make_unique<SwigluFusion>());
   // After weight_dtype, which rewrites the weights of linear nodes.
   passes.push_back(std::make_unique<MultiLinearFusion>());
   // Last: it packs the weights the passes above chose, for the nodes they left.
-  passes.push_back(std::make_unique<PackWeightsPass>());
+  passes.push_back(std::make_unique<PackWeightsPass>(codes, group_size_of(options)));
   return passes;
 }
 

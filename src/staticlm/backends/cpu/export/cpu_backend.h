@@ -31,7 +31,7 @@ class CpuBackend final : public Backend {
   const OptionSchema& option_schema() const override { return schema_; }
   // The fusions its kernels run as one op: silu + mul -> swiglu.
   std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions& options) const override;
-  std::optional<DType> stored_weight_dtype(const ResolvedOptions& options) const override;
+  std::optional<std::string> stored_weight_format(const ResolvedOptions& options) const override;
   // Every op of the LLM op set.
   NodeSupport supports(const Graph& graph, size_t node, const ResolvedOptions& options) const override;
   // Lowers the partition into a method blob; its constants become named data.

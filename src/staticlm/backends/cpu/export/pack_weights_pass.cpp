@@ -7,34 +7,46 @@
 #include <vector>
 
 #include "staticlm/core/float_convert.h"
+#include "staticlm/ops/panel_quant.h"
 #include "staticlm/ops/weight_layout.h"
 
 namespace staticlm {
 namespace {
 
-// The rows of a constant, packed when the program is written.
+// The rows of a constant (plain float `dtype`), packed or quantized when the program is written.
 class PackedMatrixSource final : public ByteSource {
  public:
-  PackedMatrixSource(std::shared_ptr<ByteSource> rows, size_t element_bytes, PanelLayout layout, std::string name)
-      : rows_(std::move(rows)), element_bytes_(element_bytes), layout_(layout), name_(std::move(name)) {}
+  PackedMatrixSource(std::shared_ptr<ByteSource> rows, DType dtype, PanelLayout layout, std::string name)
+      : rows_(std::move(rows)), dtype_(dtype), layout_(layout), name_(std::move(name)) {}
 
-  uint64_t size_bytes() const override { return static_cast<uint64_t>(layout_.elements()) * element_bytes_; }
+  uint64_t size_bytes() const override {
+    return static_cast<uint64_t>(layout_.elements()) * (layout_.is_quantized() ? 1 : element_bytes());
+  }
 
   Status read(std::span<uint8_t> out) const override {
-    const uint64_t expected = static_cast<uint64_t>(layout_.rows * layout_.cols) * element_bytes_;
+    const auto elements = static_cast<uint64_t>(layout_.rows * layout_.cols);
+    const uint64_t expected = elements * element_bytes();
     if (rows_->size_bytes() != expected || out.size() != size_bytes()) {
       return invalid_argument("tensor '", name_, "': packing a [", layout_.rows, ", ", layout_.cols, "] matrix needs ",
                               expected, " bytes, found ", rows_->size_bytes());
     }
     std::vector<uint8_t> rows(static_cast<size_t>(expected));
     STATICLM_RETURN_IF_ERROR(rows_->read(rows));
-    pack_panels(rows, element_bytes_, layout_, out);
-    return ok_status();
+    if (!layout_.is_quantized()) {
+      pack_panels(rows, element_bytes(), layout_, out);
+      return ok_status();
+    }
+    std::vector<float> widened(static_cast<size_t>(elements));
+    convert_floats(rows, dtype_, {reinterpret_cast<uint8_t*>(widened.data()), widened.size() * sizeof(float)},
+                   DType::kF32, elements);
+    return quantize_panels(widened, layout_, out, name_);
   }
 
  private:
+  size_t element_bytes() const { return dtype_info(dtype_).block_bytes; }
+
   std::shared_ptr<ByteSource> rows_;
-  size_t element_bytes_;
+  DType dtype_;
   PanelLayout layout_;
   std::string name_;
 };
@@ -68,7 +80,7 @@ bool packable(const Graph& graph, ValueId value) {
 
 class Packer {
  public:
-  explicit Packer(Graph& graph) : graph_(graph) {}
+  Packer(Graph& graph, PanelCodes codes, int64_t group) : graph_(graph), codes_(codes), group_(group) {}
 
   // The packed value of `original` (packable), made once per constant.
   Result<ValueId> packed(ValueId original) {
@@ -77,18 +89,20 @@ class Packer {
     }
     // Copies: adding to the table may move its entries.
     const ConstantEntry entry = graph_.constants().at(graph_.value(original).constant);
-    const PanelLayout layout = PanelLayout::of(entry.shape[0], entry.shape[1], entry.dtype);
-    const std::string name = str_cat(entry.name, ".", kPanel32Layout);
+    const bool quantized = codes_ != PanelCodes::kFloat;
+    const PanelLayout layout = quantized ? PanelLayout::quantized(entry.shape[0], entry.shape[1], codes_, group_)
+                                         : PanelLayout::of(entry.shape[0], entry.shape[1], entry.dtype);
+    const DType stored = quantized ? DType::kU8 : entry.dtype;
+    const std::string name = quantized ? str_cat(entry.name, ".", panel_layout_name(codes_), "_g", group_)
+                                       : str_cat(entry.name, ".", kPanel32Layout);
     ConstantId id = graph_.constants().find(name);
     if (id < 0) {
-      auto source =
-          std::make_shared<PackedMatrixSource>(entry.source, dtype_info(entry.dtype).block_bytes, layout, entry.name);
-      STATICLM_ASSIGN_OR_RETURN(
-          id, graph_.mutable_constants().add(name, entry.dtype, layout.packed_shape(), std::move(source)));
-    } else if (graph_.constants().at(id).dtype != entry.dtype ||
-               graph_.constants().at(id).shape != layout.packed_shape()) {
+      auto source = std::make_shared<PackedMatrixSource>(entry.source, entry.dtype, layout, entry.name);
+      STATICLM_ASSIGN_OR_RETURN(id,
+                                graph_.mutable_constants().add(name, stored, layout.packed_shape(), std::move(source)));
+    } else if (graph_.constants().at(id).dtype != stored || graph_.constants().at(id).shape != layout.packed_shape()) {
       return invalid_argument("pack_weights: the packed weight's name '", name,
-                              "' is taken by a constant of another dtype or shape than ", dtype_name(entry.dtype),
+                              "' is taken by a constant of another dtype or shape than ", dtype_name(stored),
                               shape_string(layout.packed_shape()));
     }
     STATICLM_ASSIGN_OR_RETURN(const ValueId value, graph_.use_constant(id));
@@ -108,13 +122,18 @@ class Packer {
       shapes.push_back(shape[1]);
       STATICLM_ASSIGN_OR_RETURN(node.inputs[input], packed(original));
     }
-    node.attributes.set(std::string(kWeightLayoutAttr), std::string(kPanel32Layout));
+    node.attributes.set(std::string(kWeightLayoutAttr), std::string(panel_layout_name(codes_)));
     node.attributes.set(std::string(kWeightShapesAttr), std::move(shapes));
+    if (codes_ != PanelCodes::kFloat) {
+      node.attributes.set(std::string(kWeightGroupAttr), group_);
+    }
     return ok_status();
   }
 
  private:
   Graph& graph_;
+  PanelCodes codes_;
+  int64_t group_;
   std::map<ValueId, ValueId> packed_;  // original constant value -> packed one
 };
 
@@ -125,7 +144,10 @@ bool already_laid_out(const GraphNode& node) {
 }  // namespace
 
 Status PackWeightsPass::run(Graph& graph) {
-  Packer packer(graph);
+  if (codes_ != PanelCodes::kFloat && !is_quant_group(group_)) {
+    return invalid_argument("option 'group_size': expected 16, 32, 64 or 128, found ", group_);
+  }
+  Packer packer(graph, codes_, group_);
   std::vector<GraphNode>& nodes = graph.mutable_nodes();
   for (GraphNode& node : nodes) {
     const std::vector<size_t> matrices = linear_matrices(node);

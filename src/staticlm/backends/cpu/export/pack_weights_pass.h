@@ -10,19 +10,34 @@
 // same constant (tied embeddings: the table and the output projection stay one tensor);
 // otherwise its table stays in rows, where a gather is one contiguous read.
 //
-// The packed matrix is a new constant "<name>.panel32" in the program's shared table, found by
-// name when another method asks for it again, so each is stored once. Packing is lazy: bytes are
-// packed while the program is written.
+// With int8 or int4 codes (weight_dtype=int8|int4), the same matrices are quantized into the
+// panel32_q8 / panel32_q4 layouts (ops/panel_quant.h) from whatever float dtype they have, the
+// group size in the node's `weight_group` attribute.
+//
+// The packed matrix is a new constant "<name>.panel32" ("<name>.panel32_q8_g32", ...) in the
+// program's shared table, found by name when another method asks for it again, so each is stored
+// once. Packing is lazy: bytes are packed (and quantized) while the program is written, one
+// matrix at a time.
 #pragma once
 
+#include <cstdint>
+
 #include "staticlm/graph/pass_manager.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm {
 
 class PackWeightsPass final : public GraphPass {
  public:
+  // kFloat: packed in the weights' own dtype; otherwise quantized in groups of `group` k values
+  // (16, 32, 64 or 128; run() refuses another).
+  explicit PackWeightsPass(PanelCodes codes = PanelCodes::kFloat, int64_t group = 0) : codes_(codes), group_(group) {}
   std::string_view name() const override { return "pack_weights"; }
   Status run(Graph& graph) override;
+
+ private:
+  PanelCodes codes_;
+  int64_t group_;
 };
 
 }  // namespace staticlm
