@@ -77,10 +77,10 @@ TEST(BackendsCli, ExportsForCpuAndInspectShowsThePlacement) {
                                    " --option skip_node_id_set=prefill:0");
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   expect_contains(exported.out, "placement: prefill: ");
-  expect_contains(
-      exported.out,
-      "cpu settings: weight_dtype=as_exported, skip_node_id_set={prefill:0} (given), skip_node_op_set={rope} (given), "
-      "skip_mutable_buffer=false");
+  expect_contains(exported.out,
+                  "cpu settings: weight_dtype=as_exported, group_size=32, skip_node_id_set={prefill:0} (given), "
+                  "skip_node_op_set={rope} (given), "
+                  "skip_mutable_buffer=false");
   CommandResult inspected = run_cli("inspect " + path);
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
   expect_contains(inspected.out, "placement (backend cpu):");
@@ -118,8 +118,9 @@ TEST(BackendsCli, RefusalsAreOneLineAndNameTheProblem) {
   CommandResult default_cpu = run_cli("export " + dir + out + " --option soc_model=SM8650");
   expect_contains(default_cpu.err, "unknown option 'soc_model' for backend 'cpu'");
   // The cpu backend's weight_dtype is its own option, not the exporter's --dtype.
-  CommandResult bad_dtype = run_cli("export " + dir + out + " --option weight_dtype=int8");
-  expect_contains(bad_dtype.err, "option 'weight_dtype' (--option): 'int8' is not one of as_exported, f32, f16, bf16");
+  CommandResult bad_dtype = run_cli("export " + dir + out + " --option weight_dtype=int2");
+  expect_contains(bad_dtype.err,
+                  "option 'weight_dtype' (--option): 'int2' is not one of as_exported, f32, f16, bf16, int8, int4");
   EXPECT_EQ(bad_dtype.err.find("--dtype"), std::string::npos) << bad_dtype.err;
   for (const CommandResult* result : {&qnn, &typo, &fallback, &orphan, &default_cpu, &bad_dtype}) {
     EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
