@@ -10,6 +10,16 @@
 namespace staticlm {
 
 inline constexpr size_t kDefaultAlignment = 64;
+// The huge-page size of x86-64 and most Arm kernels: a buffer streamed end to end wants it.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+enum class PageHint {
+  kDefault,
+  // Aligned to kHugePageBytes and marked for transparent huge pages before it is first touched
+  // (with THP in "madvise" mode a plain allocation gets 4 KiB pages, and streaming it pays a TLB
+  // miss every 4 KiB). A hint: where the kernel declines, the buffer still works.
+  kHuge,
+};
 
 class AlignedBuffer {
  public:
@@ -22,7 +32,8 @@ class AlignedBuffer {
 
   // Allocates `bytes` (zero-filled) aligned to `alignment` (a power of two >= sizeof(void*)).
   // Fails with InvalidArgument for a bad alignment, ResourceExhausted when memory runs out.
-  static Result<AlignedBuffer> allocate(size_t bytes, size_t alignment = kDefaultAlignment);
+  static Result<AlignedBuffer> allocate(size_t bytes, size_t alignment = kDefaultAlignment,
+                                        PageHint hint = PageHint::kDefault);
 
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }

@@ -49,6 +49,17 @@ TEST(AlignedBufferTest, DefaultAlignmentIs64) {
   EXPECT_TRUE(is_aligned(buffer->data(), 64));
 }
 
+TEST(AlignedBufferTest, HugePageHintAlignsToHugePages) {
+  for (size_t bytes : {size_t{1}, kHugePageBytes + 1, 3 * kHugePageBytes}) {
+    Result<AlignedBuffer> buffer = AlignedBuffer::allocate(bytes, kDefaultAlignment, PageHint::kHuge);
+    ASSERT_TRUE(buffer.ok()) << buffer.status().to_string();
+    EXPECT_EQ(buffer->size(), bytes);
+    EXPECT_TRUE(is_aligned(buffer->data(), kHugePageBytes));
+    EXPECT_TRUE(all_zero(buffer->span()));
+    std::memset(buffer->data(), 0xab, bytes);
+  }
+}
+
 TEST(AlignedBufferTest, ZeroBytesIsEmpty) {
   Result<AlignedBuffer> buffer = AlignedBuffer::allocate(0);
   ASSERT_TRUE(buffer.ok());
