@@ -101,6 +101,15 @@ std::vector<OpCase> build() {
        weight(DType::kBF16, {13}), weight(DType::kBF16, {6})},
       {{"parts", int64_t{2}}});
   add("swiglu_odd", OpKind::kSwiglu, {activation({1, 3, 67}), activation({1, 3, 67})});
+  // The linears with their epilogues: odd widths, a bias, 16-bit weights.
+  add("linear_add_decode", OpKind::kLinearAdd,
+      {activation({1, 1, 67}), weight(DType::kF32, {13, 67}), activation({1, 1, 13})});
+  add("linear_add_prefill_bias", OpKind::kLinearAdd,
+      {activation({1, 7, 67}), weight(DType::kBF16, {45, 67}), activation({1, 7, 45}), weight(DType::kBF16, {45})});
+  add("swiglu_linear_decode", OpKind::kSwigluLinear,
+      {activation({1, 1, 67}), weight(DType::kF16, {37, 67}), weight(DType::kF16, {37, 67})});
+  add("swiglu_linear_prefill", OpKind::kSwigluLinear,
+      {activation({1, 7, 67}), weight(DType::kF32, {37, 67}), weight(DType::kF32, {37, 67})});
   add("softmax_last", OpKind::kSoftmax, {activation({3, 17})});
   add("softmax_middle", OpKind::kSoftmax, {activation({2, 5, 3})}, {{"axis", int64_t{1}}});
   // Layout.

@@ -191,6 +191,21 @@ Status Graph::add_output(std::string name, ValueId value) {
   return ok_status();
 }
 
+std::vector<int> Graph::count_readers() const {
+  std::vector<int> readers(values_.size(), 0);
+  for (const GraphNode& node : nodes_) {
+    for (ValueId input : node.inputs) {
+      if (input != kNoValue) {
+        ++readers[static_cast<size_t>(input)];
+      }
+    }
+  }
+  for (const GraphOutput& output : outputs_) {
+    ++readers[static_cast<size_t>(output.value)];
+  }
+  return readers;
+}
+
 void Graph::replace_nodes(std::vector<GraphNode> nodes) {
   nodes_ = std::move(nodes);
   for (GraphValue& value : values_) {

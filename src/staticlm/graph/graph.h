@@ -118,6 +118,14 @@ class Graph {
   // For passes: installs `nodes` as the node list and makes every value's producer the node that
   // now outputs it (-1 for a value no node outputs any more). The verifier should run afterwards.
   void replace_nodes(std::vector<GraphNode> nodes);
+  // For passes: how many readers each value has (node inputs and graph outputs), by value id.
+  std::vector<int> count_readers() const;
+  // For passes: the node producing `value`, or -1 for a graph input, a constant or a value no
+  // node outputs.
+  int32_t producer_of(ValueId value) const {
+    const GraphValue& v = this->value(value);
+    return v.kind == ValueKind::kNodeOutput ? v.producer : -1;
+  }
   // For passes: a fresh value with the given spec, produced by node `producer`.
   ValueId new_value(DType dtype, Shape shape, int32_t producer);
   std::vector<GraphValue>& mutable_values() { return values_; }

@@ -278,6 +278,38 @@ Specs infer_multi_linear(InputSpecs in, const Attributes& attrs) {
   return outputs;
 }
 
+// x, weight, residual, [bias]: the linear of (x, weight, bias), and a residual of its output's spec.
+Specs infer_linear_add(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec* linear[3] = {in[0], in[1], in.size() > 3 ? in[3] : nullptr};
+  STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out, infer_linear_part(InputSpecs(linear, 3), attrs, 0));
+  const TensorSpec& residual = *in[2];
+  if (residual != out[0]) {
+    return invalid_argument("residual: expected the linear's output ", dtype_name(out[0].dtype),
+                            shape_string(out[0].shape), ", found ", dtype_name(residual.dtype),
+                            shape_string(residual.shape));
+  }
+  return out;
+}
+
+// x, w_gate, w_up: two linears of one output shape (matrices 0 and 1 of the attributes).
+Specs infer_swiglu_linear(InputSpecs in, const Attributes& attrs) {
+  const TensorSpec* gate[2] = {in[0], in[1]};
+  const TensorSpec* up[2] = {in[0], in[2]};
+  auto gate_out = infer_linear_part(InputSpecs(gate, 2), attrs, 0);
+  if (!gate_out.ok()) {
+    return gate_out.status().with_context("gate");
+  }
+  auto up_out = infer_linear_part(InputSpecs(up, 2), attrs, 1);
+  if (!up_out.ok()) {
+    return up_out.status().with_context("up");
+  }
+  if (up_out->front() != gate_out->front()) {
+    return invalid_argument("up: expected the gate's output shape ", shape_string(gate_out->front().shape), ", found ",
+                            shape_string(up_out->front().shape));
+  }
+  return gate_out;
+}
+
 Specs infer_unary(InputSpecs in, const Attributes&) {
   STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
   return std::vector<TensorSpec>{*in[0]};
@@ -421,7 +453,7 @@ Specs infer_cast(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{{*target, in[0]->shape}};
 }
 
-constexpr std::array<OpDef, 19> kOps = {{
+constexpr std::array<OpDef, 21> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
     {OpKind::kLinear, "linear", 2, 3, infer_linear},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
@@ -441,6 +473,8 @@ constexpr std::array<OpDef, 19> kOps = {{
     {OpKind::kCast, "cast", 1, 1, infer_cast},
     {OpKind::kSwiglu, "swiglu", 2, 2, infer_swiglu},
     {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear},
+    {OpKind::kLinearAdd, "linear_add", 3, 4, infer_linear_add},
+    {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear},
 }};
 
 }  // namespace

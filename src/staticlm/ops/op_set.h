@@ -38,8 +38,10 @@ enum class OpKind : uint8_t {
   kCast,
   // Fused ops: each has a portable reference equal to the ops it replaces (docs/ops.md), so a
   // backend's pass may introduce it and every backend can still run the program.
-  kSwiglu,       // silu(gate) * up
-  kMultiLinear,  // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
+  kSwiglu,        // silu(gate) * up
+  kMultiLinear,   // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
+  kLinearAdd,     // residual + linear(x, w, b): o_proj / down_proj with the residual connection
+  kSwigluLinear,  // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
 };
 
 // The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.

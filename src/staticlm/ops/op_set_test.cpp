@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 19u);
+  ASSERT_EQ(all_ops().size(), 21u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -76,7 +76,8 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("concat, cast, swiglu, multi_linear)"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("concat, cast, swiglu, multi_linear, linear_add, swiglu_linear)"),
+            std::string::npos);
 }
 
 TEST(OpSetTest, ChecksArity) {
@@ -146,6 +147,28 @@ TEST(OpSetTest, MultiLinearIsOneLinearPerWeight) {
                  "multi_linear: part 0: bias: expected dimension 0 to be 6, found shape [2]");
   expect_refused(infer(OpKind::kMultiLinear, {x, q, f32({2, 5})}, two),
                  "part 1: weight: expected [out, 4] to match input [3,4], found [2,5]");
+}
+
+TEST(OpSetTest, LinearAddIsALinearPlusItsResidual) {
+  const TensorSpec x = f32({1, 3, 4}), w = typed(DType::kBF16, {6, 4}), residual = f32({1, 3, 6});
+  expect_spec(infer(OpKind::kLinearAdd, {x, w, residual}), f32({1, 3, 6}));
+  expect_spec(infer(OpKind::kLinearAdd, {x, w, residual, f32({6})}), f32({1, 3, 6}));
+  expect_spec(infer(OpKind::kLinearAdd, {x, w, residual, std::nullopt}), f32({1, 3, 6}));
+  // No broadcast: the residual has the linear's output spec.
+  expect_refused(infer(OpKind::kLinearAdd, {x, w, f32({6})}),
+                 "linear_add: residual: expected the linear's output f32[1,3,6], found f32[6]");
+  expect_refused(infer(OpKind::kLinearAdd, {x, w, residual, f32({4})}),
+                 "bias: expected dimension 0 to be 6, found shape [4]");
+  expect_refused(infer(OpKind::kLinearAdd, {x, w}), "linear_add: expected 3 to 4 inputs, found 2");
+}
+
+TEST(OpSetTest, SwigluLinearIsTwoLinearsOfOneShape) {
+  const TensorSpec x = f32({1, 2, 4}), gate = typed(DType::kF16, {6, 4}), up = typed(DType::kF16, {6, 4});
+  expect_spec(infer(OpKind::kSwigluLinear, {x, gate, up}), f32({1, 2, 6}));
+  expect_refused(infer(OpKind::kSwigluLinear, {x, gate, f32({5, 4})}),
+                 "swiglu_linear: up: expected the gate's output shape [1,2,6], found [1,2,5]");
+  expect_refused(infer(OpKind::kSwigluLinear, {x, f32({6, 3}), up}),
+                 "swiglu_linear: gate: weight: expected [out, 4] to match input [1,2,4], found [6,3]");
 }
 
 TEST(OpSetTest, Linear) {

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/cpu/export/epilogue_fusion.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
@@ -314,6 +315,59 @@ TEST(CpuBackendTest, TheLinearsOfOneInputBecomeOneMultiLinear) {
   ASSERT_TRUE(verify_graph(qwen).ok()) << verify_graph(qwen).to_string();
   ASSERT_EQ(qwen.nodes().size(), 1u);
   EXPECT_EQ(qwen.nodes()[0].inputs, (std::vector<ValueId>{h, w0, w1, b0, b1}));
+}
+
+// A decoder layer's MLP and residual connections fold into linear_add and swiglu_linear; a
+// linear with a second reader, a biased gate, or gate and up over different inputs stay.
+TEST(CpuBackendTest, TheEpilogueFusionsFoldResidualsAndTheGatedMlp) {
+  Graph g(std::make_shared<ConstantTable>());
+  ValueId x = *g.add_input("x", DType::kF32, {2, 4});
+  ValueId wo = constant_value(g, "wo", {4, 4}), wg = constant_value(g, "wg", {6, 4});
+  ValueId wu = constant_value(g, "wu", {6, 4}), wd = constant_value(g, "wd", {4, 6});
+  ValueId bo = constant_value(g, "bo", {4});
+  ValueId projected = *g.add(OpKind::kLinear, {x, wo, bo}, {}, "o_proj");
+  ValueId h = *g.add(OpKind::kAdd, {x, projected});
+  ValueId gate = *g.add(OpKind::kLinear, {h, wg}, {}, "gate_proj");
+  ValueId up = *g.add(OpKind::kLinear, {h, wu}, {}, "up_proj");
+  ValueId gated = *g.add(OpKind::kSwiglu, {gate, up});
+  ValueId down = *g.add(OpKind::kLinear, {gated, wd}, {}, "down_proj");
+  ValueId out = *g.add(OpKind::kAdd, {h, down});
+  // Read twice: stays a linear and an add.
+  ValueId shared = *g.add(OpKind::kLinear, {out, wo});
+  ValueId twice = *g.add(OpKind::kAdd, {out, shared});
+  ASSERT_TRUE(g.add_output("twice", twice).ok() && g.add_output("shared", shared).ok());
+
+  ASSERT_TRUE(SwigluLinearFusion().run(g).ok());
+  ASSERT_TRUE(LinearAddFusion().run(g).ok());
+  ASSERT_TRUE(verify_graph(g).ok()) << verify_graph(g).to_string();
+  ASSERT_EQ(g.nodes().size(), 5u);
+  EXPECT_EQ(g.nodes()[0].op, OpKind::kLinearAdd);
+  EXPECT_EQ(g.nodes()[0].inputs, (std::vector<ValueId>{x, wo, x, bo}));
+  EXPECT_EQ(g.nodes()[0].outputs, (std::vector<ValueId>{h}));
+  EXPECT_EQ(g.nodes()[0].name, "o_proj");
+  EXPECT_EQ(g.nodes()[1].op, OpKind::kSwigluLinear);
+  EXPECT_EQ(g.nodes()[1].inputs, (std::vector<ValueId>{h, wg, wu}));
+  EXPECT_EQ(g.nodes()[1].outputs, (std::vector<ValueId>{gated}));
+  EXPECT_EQ(g.nodes()[2].op, OpKind::kLinearAdd);
+  EXPECT_EQ(g.nodes()[2].inputs, (std::vector<ValueId>{gated, wd, h}));
+  EXPECT_EQ(g.nodes()[3].op, OpKind::kLinear);
+  EXPECT_EQ(g.nodes()[4].op, OpKind::kAdd);
+
+  // A biased gate, or gate and up over different inputs, are no gated MLP the kernel runs.
+  Graph other(std::make_shared<ConstantTable>());
+  ValueId a = *other.add_input("a", DType::kF32, {1, 4});
+  ValueId b = *other.add_input("b", DType::kF32, {1, 4});
+  ValueId w0 = constant_value(other, "w0", {6, 4}), w1 = constant_value(other, "w1", {6, 4});
+  ValueId bias = constant_value(other, "bias", {6});
+  ValueId g0 = *other.add(OpKind::kLinear, {a, w0, bias});
+  ValueId u0 = *other.add(OpKind::kLinear, {a, w1});
+  ValueId s0 = *other.add(OpKind::kSwiglu, {g0, u0});
+  ValueId g1 = *other.add(OpKind::kLinear, {a, w0});
+  ValueId u1 = *other.add(OpKind::kLinear, {b, w1});
+  ValueId s1 = *other.add(OpKind::kSwiglu, {g1, u1});
+  ASSERT_TRUE(other.add_output("s0", s0).ok() && other.add_output("s1", s1).ok());
+  ASSERT_TRUE(SwigluLinearFusion().run(other).ok());
+  EXPECT_EQ(other.nodes().size(), 6u);
 }
 
 // A bf16 [rows, cols] constant whose element (r, c) is r * cols + c (exact in bf16 below 256).

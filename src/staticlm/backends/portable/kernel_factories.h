@@ -38,6 +38,8 @@ KernelResult make_concat_kernel(const KernelSignature& signature);
 KernelResult make_cast_kernel(const KernelSignature& signature);
 KernelResult make_swiglu_kernel(const KernelSignature& signature);
 KernelResult make_multi_linear_kernel(const KernelSignature& signature);
+KernelResult make_linear_add_kernel(const KernelSignature& signature);
+KernelResult make_swiglu_linear_kernel(const KernelSignature& signature);
 
 // Checks that the signature has between min_inputs and max_inputs inputs (max_inputs < 0:
 // no upper bound), that the first min_inputs are present, and that it has exactly one output.

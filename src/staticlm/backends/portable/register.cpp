@@ -15,7 +15,7 @@ struct FactoryEntry {
   KernelResult (*make)(const KernelSignature& signature);
 };
 
-constexpr std::array<FactoryEntry, 19> kFactories = {{
+constexpr std::array<FactoryEntry, 21> kFactories = {{
     {OpKind::kEmbedding, portable::make_embedding_kernel},
     {OpKind::kLinear, portable::make_linear_kernel},
     {OpKind::kRmsNorm, portable::make_rms_norm_kernel},
@@ -35,6 +35,8 @@ constexpr std::array<FactoryEntry, 19> kFactories = {{
     {OpKind::kCast, portable::make_cast_kernel},
     {OpKind::kSwiglu, portable::make_swiglu_kernel},
     {OpKind::kMultiLinear, portable::make_multi_linear_kernel},
+    {OpKind::kLinearAdd, portable::make_linear_add_kernel},
+    {OpKind::kSwigluLinear, portable::make_swiglu_linear_kernel},
 }};
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
+#include "staticlm/backends/cpu/export/epilogue_fusion.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
@@ -123,8 +124,11 @@ std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions
   if (weight_dtype != kKeepWeightDtype && codes == PanelCodes::kFloat) {
     passes.push_back(std::make_unique<WeightDtypePass>(std::move(weight_dtype)));
   }
+  // The fusions after weight_dtype, which rewrites the weights of linear nodes only.
   passes.push_back(std::make_unique<SwigluFusion>());
-  // After weight_dtype, which rewrites the weights of linear nodes.
+  // Before multi_linear_fusion, which would otherwise merge gate and up.
+  passes.push_back(std::make_unique<SwigluLinearFusion>());
+  passes.push_back(std::make_unique<LinearAddFusion>());
   passes.push_back(std::make_unique<MultiLinearFusion>());
   // Last: it packs the weights the passes above chose, for the nodes they left.
   passes.push_back(std::make_unique<PackWeightsPass>(codes, group_size_of(options)));

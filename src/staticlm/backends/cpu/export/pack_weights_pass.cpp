@@ -51,10 +51,14 @@ class PackedMatrixSource final : public ByteSource {
   std::string name_;
 };
 
-// The matrix inputs of a node the pass packs: a linear's weight, each multi_linear weight.
+// The matrix inputs of a node the pass packs: a linear's or linear_add's weight, swiglu_linear's
+// gate and up, each multi_linear weight.
 std::vector<size_t> linear_matrices(const GraphNode& node) {
-  if (node.op == OpKind::kLinear && node.inputs.size() >= 2) {
+  if ((node.op == OpKind::kLinear || node.op == OpKind::kLinearAdd) && node.inputs.size() >= 2) {
     return {1};
+  }
+  if (node.op == OpKind::kSwigluLinear && node.inputs.size() == 3) {
+    return {1, 2};
   }
   if (node.op == OpKind::kMultiLinear) {
     const Result<MultiLinearSplit> split = multi_linear_split(node.inputs.size(), node.attributes);

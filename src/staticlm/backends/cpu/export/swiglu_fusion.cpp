@@ -6,17 +6,7 @@ namespace staticlm {
 
 Status SwigluFusion::run(Graph& graph) {
   const std::span<const GraphNode> nodes = graph.nodes();
-  std::vector<int> readers(graph.num_values(), 0);
-  for (const GraphNode& node : nodes) {
-    for (ValueId input : node.inputs) {
-      if (input != kNoValue) {
-        ++readers[static_cast<size_t>(input)];
-      }
-    }
-  }
-  for (const GraphOutput& output : graph.outputs()) {
-    ++readers[static_cast<size_t>(output.value)];
-  }
+  const std::vector<int> readers = graph.count_readers();
   // The silu feeding a mul as its only reader.
   auto fusable_silu = [&](ValueId value) -> int32_t {
     const GraphValue& v = graph.value(value);

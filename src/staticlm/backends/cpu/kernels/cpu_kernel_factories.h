@@ -13,18 +13,32 @@
 
 namespace staticlm::cpu {
 
+// An elementwise loop over two inputs of one length: swiglu (gate, up) or add (a, b). out may be
+// either input.
+using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t count);
+
 // The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more.
 struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
   // Set for the bf16 GEMM entry: it takes only bf16 weights, and rounds x with this per call.
   void (*round_bf16)(const float* x, int64_t count, uint16_t* out) = nullptr;
+  // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
+  PairwiseFn swiglu = nullptr;
+  PairwiseFn add = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
 // Every part in one split of the output columns (one barrier); at most 8 parts.
 Result<std::unique_ptr<Kernel>> make_multi_linear_kernel(const KernelSignature& signature,
                                                          LinearEntryPoints entry_points);
+
+// residual + linear: the residual added as each range of columns is done.
+Result<std::unique_ptr<Kernel>> make_linear_add_kernel(const KernelSignature& signature,
+                                                       LinearEntryPoints entry_points);
+// silu(x . w_gate) * (x . w_up), panel by panel: neither product is written out.
+Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature& signature,
+                                                          LinearEntryPoints entry_points);
 
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
 

@@ -102,11 +102,11 @@ void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>&
 
 // The linear family: the portable kernel on the weights in rows (the oracle: no packing in it)
 // against the cpu kernel on the same weights packed.
+// Only the summation order differs: a few ulps of the dot product's magnitude, by default.
 void expect_packed_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
-                            const std::vector<size_t>& matrices, const Attributes& attrs) {
+                            const std::vector<size_t>& matrices, const Attributes& attrs, double tolerance = 1e-5) {
   const PackedNode node = pack_node(inputs, matrices, attrs);
-  // Only the summation order differs: a few ulps of the dot product's magnitude.
-  expect_conforms(path, op, inputs, attrs, node.inputs, node.attrs, 1e-5, 1e-5);
+  expect_conforms(path, op, inputs, attrs, node.inputs, node.attrs, tolerance, tolerance);
 }
 
 bool host_has(const IsaPath& path) {
@@ -221,6 +221,57 @@ TEST_P(CpuLinearTest, MultiLinearMatchesThePortableOne) {
   }
 }
 
+// The residual added as each range of columns is done: decode and chunk rows, odd widths (a
+// partial last panel), with and without a bias, every weight dtype.
+TEST_P(CpuLinearTest, LinearAddMatchesThePortableOne) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(31);
+  const std::vector<LinearCase> cases = {
+      {DType::kF32, 1, 576, 37, false}, {DType::kBF16, 1, 65, 70, true},  {DType::kF16, 1, 40, 33, false},
+      {DType::kF32, 5, 33, 9, true},    {DType::kF32, 40, 300, 97, true}, {DType::kBF16, 36, 95, 64, false},
+      {DType::kF16, 33, 50, 45, false},
+  };
+  for (const LinearCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
+                                    << "]" << (c.bias ? " + bias" : ""));
+    Tensor x = random_tensor(DType::kF32, {1, c.rows, c.inner}, rng);
+    Tensor weight = random_tensor(c.weight, {c.columns, c.inner}, rng);
+    Tensor residual = random_tensor(DType::kF32, {1, c.rows, c.columns}, rng);
+    Tensor bias = random_tensor(c.weight, {c.columns}, rng);
+    std::vector<Tensor*> inputs = {&x, &weight, &residual};
+    if (c.bias) {
+      inputs.push_back(&bias);
+    }
+    expect_packed_conforms(GetParam(), OpKind::kLinearAdd, inputs, {1}, {});
+  }
+}
+
+// Gate and up panel by panel, combined in cache: decode and chunk rows, widths that end in a
+// partial panel, every weight dtype (an odd K keeps bf16 chunks off the pair GEMM).
+TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(32);
+  const std::vector<LinearCase> cases = {
+      {DType::kF32, 1, 576, 100, false}, {DType::kBF16, 1, 64, 40, false},  {DType::kF16, 1, 33, 7, false},
+      {DType::kF32, 3, 20, 64, false},   {DType::kF32, 40, 300, 70, false}, {DType::kBF16, 35, 95, 33, false},
+      {DType::kF16, 33, 50, 96, false},
+  };
+  for (const LinearCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
+                                    << "]");
+    Tensor x = random_tensor(DType::kF32, {1, c.rows, c.inner}, rng);
+    Tensor gate = random_tensor(c.weight, {c.columns, c.inner}, rng);
+    Tensor up = random_tensor(c.weight, {c.columns, c.inner}, rng);
+    // silu(gate) * up multiplies two dot products (|gate|, |up| up to ~10 here), so each one's
+    // rounding reaches the product scaled by the other: 1e-4 where a lone linear keeps 1e-5.
+    expect_packed_conforms(GetParam(), OpKind::kSwigluLinear, {&x, &gate, &up}, {1, 2}, {}, 1e-4);
+  }
+}
+
 TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {
   std::mt19937 rng(27);
   Tensor x = random_tensor(DType::kF32, {1, 16}, rng);
@@ -309,6 +360,56 @@ TEST_P(CpuLinearTest, LeavesTheChunksPaddingRowsUnwritten) {
     context.chunk_rows = rows + 1;
     ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
     EXPECT_NEAR(out[0], reference[0], 1e-5);
+  }
+}
+
+// The fused linears skip a chunk's padding rows like the linear: those rows of the output stay
+// as they were, the real rows match the portable kernel, for a GEMM and a one-row remainder.
+TEST_P(CpuLinearTest, FusedLinearsLeaveThePaddingRowsUnwritten) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(33);
+  const int64_t rows = 7, inner = 45, columns = 40;
+  for (OpKind op : {OpKind::kLinearAdd, OpKind::kSwigluLinear}) {
+    for (int64_t padding : {int64_t{3}, int64_t{6}}) {
+      SCOPED_TRACE(testing::Message() << op_name(op) << ", " << padding << " padding rows");
+      Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
+      Tensor weight = random_tensor(DType::kF32, {columns, inner}, rng);
+      Tensor second = op == OpKind::kLinearAdd ? random_tensor(DType::kF32, {rows, columns}, rng)
+                                               : random_tensor(DType::kF32, {columns, inner}, rng);
+      auto want = run_op(op, {&x, &weight, &second});
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      const std::vector<size_t> matrices =
+          op == OpKind::kLinearAdd ? std::vector<size_t>{1} : std::vector<size_t>{1, 2};
+      const PackedNode node = pack_node({&x, &weight, &second}, matrices, {});
+      std::vector<TensorSpec> specs;
+      for (Tensor* input : node.inputs) {
+        specs.push_back({input->dtype(), Shape(input->shape().begin(), input->shape().end())});
+      }
+      const std::vector<const TensorSpec*> inputs = {&specs[0], &specs[1], &specs[2]};
+      const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, columns}}};
+      auto selected = cpu_registry().select({op, inputs, outputs, node.attrs}, *cpu_features_for_isa(GetParam().isa));
+      ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+      EXPECT_EQ(selected->name.rfind(GetParam().prefix, 0), 0u) << "chose " << selected->name;
+      std::vector<float> out(static_cast<size_t>(rows * columns), -123.0f);
+      ThreadPool pool(2);
+      const std::vector<TensorView> in_views = {node.inputs[0]->view(), node.inputs[1]->view(), node.inputs[2]->view()};
+      const Shape out_shape = {rows, columns};
+      const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+      KernelContext context{&pool};
+      context.chunk_rows = rows;
+      context.padding_rows = padding;
+      ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+      const std::vector<double> reference = to_doubles((*want)[0]);
+      for (int64_t i = 0; i < rows * columns; ++i) {
+        if (i < padding * columns) {
+          ASSERT_EQ(out[static_cast<size_t>(i)], -123.0f) << "padding element " << i << " was written";
+        } else {
+          ASSERT_NEAR(out[static_cast<size_t>(i)], reference[static_cast<size_t>(i)], 1e-4) << "element " << i;
+        }
+      }
+    }
   }
 }
 

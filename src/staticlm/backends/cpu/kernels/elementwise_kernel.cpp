@@ -11,8 +11,6 @@ namespace {
 
 constexpr int64_t kMinChunk = 1 << 13;
 
-using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t count);
-
 class PairwiseKernel final : public Kernel {
  public:
   PairwiseKernel(PairwiseFn fn, int64_t count) : fn_(fn), count_(count) {}
@@ -22,9 +20,8 @@ class PairwiseKernel final : public Kernel {
     const float* a = inputs[0].data<float>();
     const float* b = inputs[1].data<float>();
     float* out = outputs[0].data<float>();
-    context.thread_pool->parallel_for(count_, kMinChunk, [&](int64_t begin, int64_t end) {
-      fn_(a + begin, b + begin, out + begin, end - begin);
-    });
+    context.thread_pool->parallel_for(
+        count_, kMinChunk, [&](int64_t begin, int64_t end) { fn_(a + begin, b + begin, out + begin, end - begin); });
     return ok_status();
   }
 

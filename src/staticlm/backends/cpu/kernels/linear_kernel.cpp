@@ -1,8 +1,10 @@
-// The Kernel around the per-ISA linear tiles, for linear and for multi_linear (several weights
-// over one x): checks the signature, splits the output columns of every part over the pool in
-// whole panels as one range, so q / k / v or gate / up cost one barrier, and adds the bias to each
-// range once its dot products are done. It takes weights packed at export (panel32); a weight in
-// rows is declined, and runs on the portable kernel.
+// The Kernels around the per-ISA linear tiles, for linear, multi_linear (several weights over
+// one x), linear_add (a linear and its residual connection) and swiglu_linear (the gated MLP's
+// gate and up with silu(gate) * up): each checks the signature and splits the output columns
+// over the pool in whole panels as one range, so q / k / v or gate / up cost one barrier; each
+// range adds its bias and residual, or combines its gate and up panels, while they are in cache,
+// so the fused ops cost no pass of their own. It takes weights packed at export (panel32); a
+// weight in rows is declined, and runs on the portable kernel.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -21,6 +23,8 @@ namespace {
 
 // Roughly how many multiply-adds a range should hold before it is worth a thread.
 constexpr int64_t kMinRangeWork = 1 << 15;
+constexpr uintptr_t kLineBytes = 64;
+constexpr int64_t kLineFloats = kLineBytes / sizeof(float);
 // The parts one kernel binds on the stack per call; a multi_linear with more runs on the
 // portable kernel.
 constexpr size_t kMaxParts = 8;
@@ -31,66 +35,92 @@ float* thread_scratch() {
   return scratch;
 }
 
+using RoundBf16Fn = void (*)(const float*, int64_t, uint16_t*);
+
 // One weight of the kernel: its sizes and dtypes, and where its operands are in the call.
 struct Part {
   LinearOperands shape;  // the pointers are bound per call
   size_t weight_input = 0;
   int bias_input = -1;
+  int residual_input = -1;  // linear_add: the residual added to the output
 };
+
+// The rows a call computes: a chunk's real rows (a short prompt costs its own tokens, not the
+// chunk's), x from the first of them, and x rounded to bf16 for an entry whose GEMM multiplies
+// bf16 pairs (in the calling thread's buffer, once for every part; the workers only read it).
+struct CallRows {
+  int64_t rows = 0;
+  int64_t padding = 0;
+  const float* x = nullptr;
+  const uint16_t* x_bf16 = nullptr;
+};
+
+CallRows call_rows(const float* x, int64_t rows, int64_t inner, const KernelContext& context, RoundBf16Fn round_bf16) {
+  CallRows call{rows, 0, x, nullptr};
+  if (rows == context.chunk_rows && context.padding_rows > 0) {
+    call.padding = std::min(context.padding_rows, rows);
+    call.rows = rows - call.padding;
+    call.x = x + call.padding * inner;
+  }
+  if (round_bf16 != nullptr && call.rows >= kPackedMinRows) {
+    thread_local std::vector<uint16_t> rounded;
+    rounded.resize(static_cast<size_t>(call.rows * inner));
+    round_bf16(call.x, call.rows * inner, rounded.data());
+    call.x_bf16 = rounded.data();
+  }
+  return call;
+}
+
+// Part `part` bound to the call's rows and tensors.
+LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const TensorView> inputs,
+                         const TensorView& output) {
+  LinearOperands op = part.shape;
+  op.rows = call.rows;
+  op.x = call.x;
+  op.x_bf16 = call.x_bf16;
+  op.weight = inputs[part.weight_input].raw();
+  op.bias = part.bias_input >= 0 ? inputs[static_cast<size_t>(part.bias_input)].raw() : nullptr;
+  op.out = output.data<float>() + call.padding * op.columns;
+  return op;
+}
+
+// How many panels of a range are worth a thread, given the multiply-adds of one.
+int64_t panels_per_range(int64_t panel_work) {
+  return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, panel_work));
+}
 
 class LinearKernel final : public Kernel {
  public:
-  LinearKernel(LinearColumnsFn columns_fn, std::vector<Part> parts,
-               void (*round_bf16)(const float*, int64_t, uint16_t*))
-      : columns_fn_(columns_fn), parts_(std::move(parts)), round_bf16_(round_bf16) {}
+  LinearKernel(LinearColumnsFn columns_fn, std::vector<Part> parts, RoundBf16Fn round_bf16, PairwiseFn add)
+      : columns_fn_(columns_fn), parts_(std::move(parts)), round_bf16_(round_bf16), add_(add) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
+    const LinearOperands& shape = parts_[0].shape;
+    const CallRows call = call_rows(inputs[0].data<float>(), shape.rows, shape.inner, context, round_bf16_);
+    if (call.rows <= 0) {
+      return ok_status();
+    }
     std::array<LinearOperands, kMaxParts> ops;
-    const float* x = inputs[0].data<float>();
-    int64_t rows = parts_[0].shape.rows;
-    int64_t padding = 0;
-    if (rows == context.chunk_rows && context.padding_rows > 0) {
-      // Only the chunk's real rows: a short prompt costs its own tokens, not the chunk's.
-      padding = context.padding_rows;
-      rows -= padding;
-      if (rows <= 0) {
-        return ok_status();
-      }
-    }
-    const int64_t inner = parts_[0].shape.inner;
-    const uint16_t* x_bf16 = nullptr;
-    if (round_bf16_ != nullptr && rows >= kPackedMinRows) {
-      // x as bf16 for the bf16 GEMM, once for every part, in the calling thread's buffer; the
-      // workers only read it.
-      thread_local std::vector<uint16_t> rounded;
-      rounded.resize(static_cast<size_t>(rows * inner));
-      round_bf16_(x + padding * inner, rows * inner, rounded.data());
-      x_bf16 = rounded.data();
-    }
-    constexpr int64_t per_item = kPanelColumns;
+    std::array<const float*, kMaxParts> residuals{};
     std::array<int64_t, kMaxParts + 1> first_item{};
     for (size_t p = 0; p < parts_.size(); ++p) {
-      LinearOperands& op = ops[p];
-      op = parts_[p].shape;
-      op.rows = rows;
-      op.x = x + padding * inner;
-      op.x_bf16 = x_bf16;
-      op.weight = inputs[parts_[p].weight_input].raw();
-      op.bias = parts_[p].bias_input >= 0 ? inputs[static_cast<size_t>(parts_[p].bias_input)].raw() : nullptr;
-      op.out = outputs[p].data<float>() + padding * op.columns;
-      first_item[p + 1] = first_item[p] + (op.columns + per_item - 1) / per_item;
+      ops[p] = bind_part(parts_[p], call, inputs, outputs[p]);
+      if (parts_[p].residual_input >= 0) {
+        residuals[p] =
+            inputs[static_cast<size_t>(parts_[p].residual_input)].data<float>() + call.padding * ops[p].columns;
+      }
+      first_item[p + 1] = first_item[p] + (ops[p].columns + kPanelColumns - 1) / kPanelColumns;
     }
     const int64_t items = first_item[parts_.size()];
-    const int64_t item_work = std::max<int64_t>(1, rows * inner * per_item);
-    context.thread_pool->parallel_for(items, std::max<int64_t>(1, kMinRangeWork / item_work),
+    context.thread_pool->parallel_for(items, panels_per_range(call.rows * shape.inner * kPanelColumns),
                                       [&](int64_t begin, int64_t end) {
                                         for (size_t p = 0; p < parts_.size(); ++p) {
                                           const int64_t from = std::max(begin, first_item[p]);
                                           const int64_t to = std::min(end, first_item[p + 1]);
                                           if (from < to) {
-                                            run_columns(ops[p], (from - first_item[p]) * per_item,
-                                                        std::min((to - first_item[p]) * per_item, ops[p].columns));
+                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * kPanelColumns,
+                                                        std::min((to - first_item[p]) * kPanelColumns, ops[p].columns));
                                           }
                                         }
                                       });
@@ -98,21 +128,92 @@ class LinearKernel final : public Kernel {
   }
 
  private:
-  void run_columns(const LinearOperands& op, int64_t n_begin, int64_t n_end) const {
+  void run_columns(const LinearOperands& op, const float* residual, int64_t n_begin, int64_t n_end) const {
     columns_fn_(op, n_begin, n_end, thread_scratch());
-    if (op.bias != nullptr) {
-      for (int64_t n = n_begin; n < n_end; ++n) {
-        const float b = portable::load_float(op.bias, op.bias_dtype, n);
-        for (int64_t m = 0; m < op.rows; ++m) {
-          op.out[m * op.columns + n] += b;
+    if (op.bias == nullptr && residual == nullptr) {
+      return;
+    }
+    for (int64_t m = 0; m < op.rows; ++m) {
+      float* out = op.out + m * op.columns;
+      if (op.bias != nullptr) {
+        for (int64_t n = n_begin; n < n_end; ++n) {
+          out[n] += portable::load_float(op.bias, op.bias_dtype, n);
         }
+      }
+      if (residual != nullptr) {
+        // The residual on the left, as the add the op replaces computed it.
+        add_(residual + m * op.columns + n_begin, out + n_begin, out + n_begin, n_end - n_begin);
       }
     }
   }
 
   LinearColumnsFn columns_fn_;
   std::vector<Part> parts_;
-  void (*round_bf16_)(const float*, int64_t, uint16_t*);
+  RoundBf16Fn round_bf16_;
+  PairwiseFn add_;
+};
+
+// swiglu_linear: one range of panels of the output's columns; per panel, the gate's and the up's
+// panel over every row into this thread's buffers (each a linear of 32 columns), then
+// silu(gate) * up into the output.
+class SwigluLinearKernel final : public Kernel {
+ public:
+  SwigluLinearKernel(LinearColumnsFn columns_fn, Part gate, Part up, RoundBf16Fn round_bf16, PairwiseFn swiglu)
+      : columns_fn_(columns_fn), gate_(gate), up_(up), round_bf16_(round_bf16), swiglu_(swiglu) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext& context) const override {
+    const LinearOperands& shape = gate_.shape;
+    const CallRows call = call_rows(inputs[0].data<float>(), shape.rows, shape.inner, context, round_bf16_);
+    if (call.rows <= 0) {
+      return ok_status();
+    }
+    const LinearOperands gate = bind_part(gate_, call, inputs, outputs[0]);
+    const LinearOperands up = bind_part(up_, call, inputs, outputs[0]);
+    const int64_t panels = (shape.columns + kPanelColumns - 1) / kPanelColumns;
+    context.thread_pool->parallel_for(
+        panels, panels_per_range(2 * call.rows * shape.inner * kPanelColumns), [&](int64_t begin, int64_t end) {
+          // Line-aligned: the micro-kernels store whole 64-byte rows of 16 floats, and a store
+          // split across two lines cost the bf16 GEMM 4%.
+          thread_local std::vector<float> storage;
+          storage.resize(static_cast<size_t>(2 * call.rows * kPanelColumns + kLineFloats));
+          const auto address = reinterpret_cast<uintptr_t>(storage.data());
+          float* buffers = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
+          for (int64_t p = begin; p < end; ++p) {
+            run_panel(gate, up, p, buffers);
+          }
+        });
+    return ok_status();
+  }
+
+ private:
+  // `op`'s panel p alone, as a linear of its (up to) 32 columns writing [rows, columns] to `out`.
+  static LinearOperands panel_of(const LinearOperands& op, int64_t p, float* out) {
+    LinearOperands panel = op;
+    const size_t element_bytes = dtype_info(op.weight_dtype).block_bytes;
+    panel.weight = static_cast<const uint8_t*>(op.weight) + static_cast<size_t>(p * op.panel_elements) * element_bytes;
+    panel.columns = std::min(kPanelColumns, op.columns - p * kPanelColumns);
+    panel.out = out;
+    return panel;
+  }
+
+  void run_panel(const LinearOperands& gate, const LinearOperands& up, int64_t p, float* buffers) const {
+    const LinearOperands gate_panel = panel_of(gate, p, buffers);
+    const LinearOperands up_panel = panel_of(up, p, buffers + gate.rows * kPanelColumns);
+    columns_fn_(gate_panel, 0, gate_panel.columns, thread_scratch());
+    columns_fn_(up_panel, 0, up_panel.columns, thread_scratch());
+    const int64_t columns = gate_panel.columns;
+    for (int64_t m = 0; m < gate.rows; ++m) {
+      swiglu_(gate_panel.out + m * columns, up_panel.out + m * columns, gate.out + m * gate.columns + p * kPanelColumns,
+              columns);
+    }
+  }
+
+  LinearColumnsFn columns_fn_;
+  Part gate_;
+  Part up_;
+  RoundBf16Fn round_bf16_;
+  PairwiseFn swiglu_;
 };
 
 // Part of a kernel over x: weight (matrix input `matrix` of the node) and bias as the panels take
@@ -150,22 +251,35 @@ Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const Tens
   return part;
 }
 
+LinearColumnsFn columns_fn(const Part& part, const LinearEntryPoints& entry_points) {
+  return part.shape.rows == 1 ? entry_points.gemv : entry_points.gemm;
+}
+
 std::unique_ptr<Kernel> make_kernel(std::vector<Part> parts, const LinearEntryPoints& entry_points) {
-  const LinearColumnsFn columns = parts[0].shape.rows == 1 ? entry_points.gemv : entry_points.gemm;
-  return std::make_unique<LinearKernel>(columns, std::move(parts), entry_points.round_bf16);
+  const LinearColumnsFn columns = columns_fn(parts[0], entry_points);
+  return std::make_unique<LinearKernel>(columns, std::move(parts), entry_points.round_bf16, entry_points.add);
+}
+
+// A linear of x (input 0) and weight (input 1), with the bias at `bias_input` where the call has
+// one and the residual at `residual_input` (-1: none).
+Result<std::unique_ptr<Kernel>> single_weight_kernel(const KernelSignature& signature,
+                                                     const LinearEntryPoints& entry_points, size_t bias_input,
+                                                     int residual_input) {
+  const TensorSpec* bias = signature.inputs.size() > bias_input ? signature.inputs[bias_input] : nullptr;
+  STATICLM_ASSIGN_OR_RETURN(
+      Part part, make_part(*signature.inputs[0], *signature.inputs[1], bias, signature.attributes, 0, entry_points));
+  part.weight_input = 1;
+  part.bias_input = bias != nullptr ? static_cast<int>(bias_input) : -1;
+  part.residual_input = residual_input;
+  std::vector<Part> parts{part};
+  return make_kernel(std::move(parts), entry_points);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points) {
   STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 2, 3));
-  const TensorSpec* bias = signature.inputs.size() > 2 ? signature.inputs[2] : nullptr;
-  STATICLM_ASSIGN_OR_RETURN(
-      Part part, make_part(*signature.inputs[0], *signature.inputs[1], bias, signature.attributes, 0, entry_points));
-  part.weight_input = 1;
-  part.bias_input = bias != nullptr ? 2 : -1;
-  std::vector<Part> parts{part};
-  return make_kernel(std::move(parts), entry_points);
+  return single_weight_kernel(signature, entry_points, 2, -1);
 }
 
 Result<std::unique_ptr<Kernel>> make_multi_linear_kernel(const KernelSignature& signature,
@@ -188,6 +302,46 @@ Result<std::unique_ptr<Kernel>> make_multi_linear_kernel(const KernelSignature& 
     parts.push_back(*part);
   }
   return make_kernel(std::move(parts), entry_points);
+}
+
+Result<std::unique_ptr<Kernel>> make_linear_add_kernel(const KernelSignature& signature,
+                                                       LinearEntryPoints entry_points) {
+  STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 3, 4));
+  if (entry_points.add == nullptr) {
+    return unimplemented("linear_add: this entry has no add loop");
+  }
+  const TensorSpec& residual = *signature.inputs[2];
+  if (residual != signature.outputs[0]) {
+    return invalid_argument("linear_add: expected a residual of the output's spec ",
+                            shape_string(signature.outputs[0].shape), ", found ", dtype_name(residual.dtype),
+                            shape_string(residual.shape));
+  }
+  return single_weight_kernel(signature, entry_points, 3, 2);
+}
+
+Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature& signature,
+                                                          LinearEntryPoints entry_points) {
+  STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 3, 3));
+  if (entry_points.swiglu == nullptr) {
+    return unimplemented("swiglu_linear: this entry has no swiglu loop");
+  }
+  const TensorSpec& x = *signature.inputs[0];
+  auto gate = make_part(x, *signature.inputs[1], nullptr, signature.attributes, 0, entry_points);
+  if (!gate.ok()) {
+    return gate.status().with_context("swiglu_linear gate");
+  }
+  auto up = make_part(x, *signature.inputs[2], nullptr, signature.attributes, 1, entry_points);
+  if (!up.ok()) {
+    return up.status().with_context("swiglu_linear up");
+  }
+  if (gate->shape.columns != up->shape.columns) {
+    return invalid_argument("swiglu_linear: gate and up have ", gate->shape.columns, " and ", up->shape.columns,
+                            " outputs");
+  }
+  gate->weight_input = 1;
+  up->weight_input = 2;
+  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), *gate, *up,
+                                                                      entry_points.round_bf16, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu
