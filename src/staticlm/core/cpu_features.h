@@ -36,6 +36,9 @@ class CpuFeatures {
   // True when every feature of `required` is here.
   constexpr bool covers(CpuFeatures required) const { return (bits_ & required.bits_) == required.bits_; }
   constexpr CpuFeatures with(CpuFeature feature) const { return CpuFeatures(bits_ | static_cast<uint32_t>(feature)); }
+  constexpr CpuFeatures without(CpuFeature feature) const {
+    return CpuFeatures(bits_ & ~static_cast<uint32_t>(feature));
+  }
   constexpr CpuFeatures intersect(CpuFeatures other) const { return CpuFeatures(bits_ & other.bits_); }
   constexpr uint32_t bits() const { return bits_; }
   constexpr bool operator==(const CpuFeatures&) const = default;

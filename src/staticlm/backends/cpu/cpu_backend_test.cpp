@@ -15,6 +15,7 @@
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
+#include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 #include "staticlm/core/half.h"
 #include "staticlm/core/thread_pool.h"
@@ -269,6 +270,96 @@ ValueId constant_value(Graph& g, const std::string& name, Shape shape) {
   std::vector<uint8_t> bytes(static_cast<size_t>(num_elements(shape)) * 4, 0);
   const ConstantId id = *g.mutable_constants().add(name, DType::kF32, std::move(shape), make_owned_source(bytes));
   return *g.use_constant(id);
+}
+
+// A chunk of 40 rows times a packed bf16 weight, through the backend's passes, preprocess and a
+// delegate initialised with `options`: the output.
+std::vector<float> run_bf16_chunk(const std::vector<float>& x, const std::vector<uint16_t>& w,
+                                  const OptionMap& options) {
+  Graph g(std::make_shared<ConstantTable>());
+  std::vector<uint8_t> bytes(w.size() * 2);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  const ConstantId w_id = *g.mutable_constants().add("w", DType::kBF16, {16, 64}, make_owned_source(bytes));
+  ValueId in = *g.add_input("x", DType::kF32, {40, 64});
+  ValueId h = *g.add(OpKind::kLinear, {in, *g.use_constant(w_id)});
+  EXPECT_TRUE(g.add_output("h", h).ok());
+  auto backend = CpuBackend::create();
+  auto resolved = resolve_options((*backend)->option_schema(), {}, {});
+  for (auto& pass : (*backend)->passes(*resolved)) {
+    EXPECT_TRUE(pass->run(g).ok());
+  }
+  PartitionSubgraph partition{"forward", 0, &g, {0}};
+  auto payload = (*backend)->preprocess(partition, *resolved);
+  EXPECT_TRUE(payload.ok()) << payload.status().to_string();
+  std::vector<uint8_t> blob(payload->blob->size_bytes());
+  EXPECT_TRUE(payload->blob->read(blob).ok());
+  MemoryNamedData named_data;
+  for (const NamedDataSpec& entry : payload->named_data) {
+    std::vector<uint8_t> data(entry.source->size_bytes());
+    EXPECT_TRUE(entry.source->read(data).ok());
+    named_data.put(entry.key, data);
+  }
+  Runtime runtime(options);
+  const std::vector<TensorSpec> inputs = {{DType::kF32, {40, 64}}};
+  auto handle = runtime.init(blob, inputs, named_data);
+  EXPECT_TRUE(handle.ok()) << handle.status().to_string();
+  std::vector<float> out(40 * 16, NAN);
+  const Shape out_shape = {40, 16};
+  std::vector<float> x_copy = x;
+  const std::vector<TensorView> in_views = {TensorView(x_copy.data(), DType::kF32, inputs[0].shape)};
+  const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+  auto instance = (*handle)->new_instance();
+  ThreadPool pool(2);
+  EXPECT_TRUE((*instance)->execute(in_views, out_views, KernelContext{&pool}).ok());
+  return out;
+}
+
+// bf16_gemm=widen multiplies in f32 (the portable result on x as given); pairs rounds x to bf16
+// for vdpbf16ps where the CPU has it; auto is one of the two, as the probe decides.
+TEST(CpuBackendTest, TheBf16GemmRuntimeOptionChoosesHowBf16WeightsMultiply) {
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(40 * 64);
+  std::vector<uint16_t> w(16 * 64);
+  for (float& v : x) v = dist(rng);
+  for (uint16_t& v : w) v = f32_to_bf16(dist(rng));
+  auto reference = [&](bool round_x) {
+    std::vector<float> out(40 * 16);
+    for (size_t r = 0; r < 40; ++r) {
+      for (size_t n = 0; n < 16; ++n) {
+        double sum = 0.0;
+        for (size_t k = 0; k < 64; ++k) {
+          const float xv = round_x ? bf16_to_f32(f32_to_bf16(x[r * 64 + k])) : x[r * 64 + k];
+          sum += static_cast<double>(xv) * bf16_to_f32(w[n * 64 + k]);
+        }
+        out[r * 16 + n] = static_cast<float>(sum);
+      }
+    }
+    return out;
+  };
+  auto option = [](const char* value) {
+    OptionMap given;
+    given.emplace("bf16_gemm", RawOptionValue::text(value));
+    return given;
+  };
+  auto near = [](const std::vector<float>& got, const std::vector<float>& want) {
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::fabs(got[i] - want[i]) > 1e-4f) return false;
+    }
+    return true;
+  };
+  const std::vector<float> exact = reference(false);
+  const std::vector<float> rounded = reference(true);
+  ASSERT_FALSE(near(exact, rounded));  // the inputs tell the two apart
+  EXPECT_TRUE(near(run_bf16_chunk(x, w, option("widen")), exact));
+  const bool has_pairs =
+      CpuFeatures::host().covers(CpuFeatures().with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16));
+  EXPECT_TRUE(near(run_bf16_chunk(x, w, option("pairs")), has_pairs ? rounded : exact));
+  // The probe's verdict is the machine's (about 2 on Zen 4, 0.5 on an Intel Xeon): auto is one
+  // of the two ways, whole.
+  const std::vector<float> automatic = run_bf16_chunk(x, w, option("auto"));
+  EXPECT_TRUE(near(automatic, exact) || near(automatic, rounded));
+  EXPECT_EQ(cpu::bf16_dot_speedup(1) > 0.0, has_pairs);
 }
 
 TEST(CpuBackendTest, TheLinearsOfOneInputBecomeOneMultiLinear) {

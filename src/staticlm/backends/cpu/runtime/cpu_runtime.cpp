@@ -1,5 +1,6 @@
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 
+#include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/format/method_blob.h"
 #include "staticlm/format/method_reader.h"
@@ -42,12 +43,26 @@ class CpuDelegate final : public DelegateHandle {
 };
 
 std::vector<OptionSpec> runtime_option_specs() {
-  return {enum_option("isa", "auto",
-                      {{"auto", "everything this CPU has", std::nullopt},
-                       {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
-                       {"avx2", "at most AVX2 with FMA", std::nullopt},
-                       {"portable", "the portable reference kernels only", std::nullopt}},
-                      "runtime", {}, "the widest instruction set the cpu backend's kernels may use")};
+  return {
+      enum_option("isa", "auto",
+                  {{"auto", "everything this CPU has", std::nullopt},
+                   {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
+                   {"avx2", "at most AVX2 with FMA", std::nullopt},
+                   {"portable", "the portable reference kernels only", std::nullopt}},
+                  "runtime", {}, "the widest instruction set the cpu backend's kernels may use"),
+      enum_option("bf16_gemm", "auto",
+                  {{"auto", "pairs where a probe at load finds vdpbf16ps faster than f32 multiply-adds", std::nullopt},
+                   {"pairs", "multiply bf16 pairs with vdpbf16ps (x rounded to bf16)", std::nullopt},
+                   {"widen", "widen the weights to f32 and multiply in f32", std::nullopt}},
+                  "runtime", {}, "how a chunk's GEMM multiplies bf16 weights on a CPU with AVX-512 BF16")};
+}
+
+// Whether vdpbf16ps outruns f32 multiply-adds enough to pay for rounding x: about 2x on Zen 4;
+// on an Intel Xeon with AVX-512 BF16 it ran below 1x, and the pair GEMM prefilled 27% slower than
+// the f32 one (docs/performance.md). Probed once per process.
+bool pair_gemm_wins() {
+  static const bool wins = cpu::bf16_dot_speedup(3) >= 1.25;
+  return wins;
 }
 
 // The blob's inputs must be the call's, one to one.
@@ -84,6 +99,11 @@ Result<std::unique_ptr<DelegateHandle>> CpuBackendRuntime::init(const DelegateIn
   context.label = "cpu delegate";
   context.kernels = &kernels_;
   STATICLM_ASSIGN_OR_RETURN(context.allowed_features, cpu_features_for_isa(isa));
+  STATICLM_ASSIGN_OR_RETURN(std::string bf16_gemm, init.options->get_string("bf16_gemm"));
+  if (bf16_gemm == "widen" || (bf16_gemm == "auto" && !pair_gemm_wins())) {
+    // The bf16 pair GEMM is the only kernel that needs the feature.
+    context.allowed_features = context.allowed_features.without(CpuFeature::kAvx512Bf16);
+  }
   context.named_data = init.named_data;
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<PreparedMethod> method, PreparedMethod::prepare(std::move(spec), context));
   STATICLM_RETURN_IF_ERROR(check_call_inputs(*method, init.inputs).with_context("cpu delegate"));
