@@ -2,6 +2,7 @@
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,49 @@ TEST_F(CliModelTest, ExportPrintsASummary) {
   auto inspect = run_cli("inspect " + portable + " --json");
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   EXPECT_TRUE(nlohmann::json::parse(inspect.out)["delegates"].empty()) << inspect.out;
+}
+
+// inspect reads the matrices from the instructions that use them: their layout and format as
+// the kernels get them, each stored matrix once, and who reads it.
+TEST_F(CliModelTest, InspectListsEveryMatrixWithItsFormat) {
+  auto packed = run_cli("inspect " + program_ + " --json");
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  const nlohmann::json matrices = nlohmann::json::parse(packed.out)["matrices"];
+  ASSERT_FALSE(matrices.empty());
+  std::map<std::string, std::string> read_by;
+  for (const nlohmann::json& matrix : matrices) {
+    EXPECT_EQ(matrix["layout"], "panel32") << matrix.dump();
+    EXPECT_EQ(matrix["format"], "f32") << matrix.dump();
+    EXPECT_EQ(matrix["bits_per_weight"], 32.0) << matrix.dump();  // the fixture's sizes fill whole panels
+    read_by[matrix["name"]] = matrix["read_by"].dump();
+  }
+  EXPECT_EQ(read_by["cpu/model.layers.0.self_attn.q_proj.weight.panel32"], R"(["multi_linear"])");
+  EXPECT_EQ(read_by["cpu/model.layers.0.mlp.down_proj.weight.panel32"], R"(["linear_add"])");
+  EXPECT_EQ(read_by["cpu/model.layers.0.mlp.gate_proj.weight.panel32"], R"(["swiglu_linear"])");
+  EXPECT_EQ(read_by["cpu/model.embed_tokens.weight.panel32"], R"(["embedding","linear"])");  // tied
+
+  const std::string portable = test_temp_path("llama3_portable_matrices.slm");
+  ASSERT_EQ(run_cli("export " + ref_.dir + " -o " + portable + " --prefill-len 8 --max-cache-len 64 --backend none")
+                .exit_code,
+            0);
+  auto rows = run_cli("inspect " + portable);
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  EXPECT_NE(rows.out.find("matrices: " + std::to_string(matrices.size()) + ", by layout and format"), std::string::npos)
+      << rows.out;
+  EXPECT_NE(rows.out.find("  rows f32 "), std::string::npos) << rows.out;
+
+  const std::string int8 = test_temp_path("llama3_int8_matrices.slm");
+  ASSERT_EQ(
+      run_cli("export " + ref_.dir + " -o " + int8 + " --prefill-len 8 --max-cache-len 64 --option weight_dtype=int8")
+          .exit_code,
+      0);
+  auto quantized = run_cli("inspect " + int8 + " --matrices");
+  ASSERT_EQ(quantized.exit_code, 0) << quantized.err;
+  EXPECT_NE(quantized.out.find("  panel32_q8 int8_g32 " + std::to_string(matrices.size())), std::string::npos)
+      << quantized.out;
+  EXPECT_NE(quantized.out.find("8.50 bits/weight"), std::string::npos) << quantized.out;
+  EXPECT_NE(quantized.out.find("cpu/model.layers.1.mlp.up_proj.weight.panel32_q8_g32"), std::string::npos)
+      << quantized.out;
 }
 
 TEST_F(CliModelTest, LogitsMatchTheReferenceInBothModes) {

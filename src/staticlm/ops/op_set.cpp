@@ -490,6 +490,24 @@ Result<MultiLinearSplit> multi_linear_split(size_t num_inputs, const Attributes&
   return MultiLinearSplit{parts, count == 1 + 2 * parts};
 }
 
+std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attributes& attrs) {
+  switch (kind) {
+    case OpKind::kEmbedding: return num_inputs >= 1 ? std::vector<size_t>{0} : std::vector<size_t>{};
+    case OpKind::kLinear:
+    case OpKind::kLinearAdd: return num_inputs >= 2 ? std::vector<size_t>{1} : std::vector<size_t>{};
+    case OpKind::kSwigluLinear: return num_inputs == 3 ? std::vector<size_t>{1, 2} : std::vector<size_t>{};
+    case OpKind::kMultiLinear: {
+      const Result<MultiLinearSplit> split = multi_linear_split(num_inputs, attrs);
+      std::vector<size_t> inputs;
+      for (int64_t p = 0; split.ok() && p < split->parts; ++p) {
+        inputs.push_back(static_cast<size_t>(1 + p));
+      }
+      return inputs;
+    }
+    default: return {};
+  }
+}
+
 std::span<const OpDef> all_ops() {
   return kOps;
 }

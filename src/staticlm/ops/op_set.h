@@ -75,6 +75,12 @@ struct MultiLinearSplit {
 };
 Result<MultiLinearSplit> multi_linear_split(size_t num_inputs, const Attributes& attrs);
 
+// The inputs of an op instance that are matrices laid out by its weight_layout attribute, in
+// matrix order (the `matrix` index of matrix_layout): embedding's table; linear's and
+// linear_add's weight; swiglu_linear's gate and up; each multi_linear weight. Empty for other
+// ops and for an instance whose inputs do not fit its op.
+std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attributes& attrs);
+
 // Checks arity, dtypes, shapes and attributes of one op instance and returns its output specs.
 // Fails with InvalidArgument naming the op and the offending input or attribute.
 Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs);

@@ -1,18 +1,27 @@
 // `staticlm inspect FILE [--json]`: what a program file holds. One description (a JSON
 // document) feeds both the --json output and the text rendering, so they never disagree.
+// It lists the matrices the methods' and delegates' instruction lists read (each stored once:
+// its layout, format and bits per weight), read from the instructions themselves, so what it
+// says is what the kernels are given.
 // For a partitioned program it also shows the placement report (metadata "placement": where
 // each node runs, and why a node stayed on the portable kernels) and each delegate's effective
 // settings (compile spec "effective_settings"). Both are JSON written by the partitioner, but
 // the file is untrusted, so they are parsed defensively.
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/metadata_keys.h"
+#include "staticlm/format/method_blob.h"
+#include "staticlm/format/method_reader.h"
 #include "staticlm/format/program_file.h"
+#include "staticlm/ops/op_set.h"
+#include "staticlm/ops/weight_format.h"
+#include "staticlm/ops/weight_layout.h"
 #include "staticlm/tools/command.h"
 
 namespace staticlm::cli {
@@ -77,6 +86,98 @@ json io_json(const fb::Method& method, const flatbuffers::Vector<flatbuffers::Of
                     {"shape", shape},
                     {"mutable", tensor->mutable_()},
                     {"spec", spec_string(value)}});
+  }
+  return list;
+}
+
+// The matrices one instruction list reads, into `matrices` by storage name (a constant's name, or
+// a named data key): logical shape, layout, format, stored bytes, and which ops read it. An
+// instruction whose op or attributes do not parse is skipped (the loader would refuse it).
+void add_matrices(const fb::Program& program, const MethodSpec& method, std::map<std::string, json>& matrices) {
+  for (const InstructionSpec& instruction : method.instructions) {
+    const KernelCallSpec* call = std::get_if<KernelCallSpec>(&instruction);
+    const Result<OpKind> op = call != nullptr ? find_op(call->op) : Result<OpKind>(not_found("delegate call"));
+    if (!op.ok()) {
+      continue;
+    }
+    const std::vector<size_t> inputs = matrix_inputs(*op, call->inputs.size(), call->attributes);
+    for (size_t m = 0; m < inputs.size(); ++m) {
+      const int32_t index = call->inputs[inputs[m]];
+      if (index < 0 || static_cast<size_t>(index) >= method.values.size()) {
+        continue;
+      }
+      const ValueSpec& value = method.values[static_cast<size_t>(index)];
+      std::string name;
+      if (value.storage == ValueStorage::kNamedData) {
+        name = value.key;
+      } else if (value.storage == ValueStorage::kConstant && program.constants() != nullptr &&
+                 value.index < program.constants()->size()) {
+        name = program.constants()->Get(static_cast<flatbuffers::uoffset_t>(value.index))->name()->str();
+      } else {
+        continue;
+      }
+      const TensorSpec spec{value.dtype, value.shape};
+      const auto layout = matrix_layout(call->attributes, static_cast<int64_t>(m), spec);
+      const auto bytes = tensor_bytes(value.dtype, value.shape);
+      if (!layout.ok() || !bytes.ok()) {
+        continue;
+      }
+      json& entry = matrices[name];
+      if (entry.is_null()) {
+        Shape logical = value.shape;
+        std::string layout_name(kRowsLayout);
+        std::string format(dtype_name(value.dtype));
+        if (*layout) {
+          const PanelLayout& panels = **layout;
+          logical = {panels.rows, panels.cols};
+          layout_name = panel_layout_name(panels.codes);
+          if (panels.is_quantized()) {
+            format = WeightFormat::quantized(panels.codes, panels.group).name();
+          }
+        }
+        const double weights = static_cast<double>(num_elements(logical));
+        entry = {{"name", name},
+                 {"shape", logical},
+                 {"layout", layout_name},
+                 {"format", format},
+                 {"bytes", *bytes},
+                 {"bits_per_weight", weights > 0 ? 8.0 * static_cast<double>(*bytes) / weights : 0.0},
+                 {"read_by", json::array()}};
+      }
+      json& readers = entry["read_by"];
+      if (std::find(readers.begin(), readers.end(), call->op) == readers.end()) {
+        readers.push_back(call->op);
+      }
+    }
+  }
+}
+
+// Every matrix of the program: read by its methods' kernel calls, and by the delegates whose
+// blob is an instruction list (the cpu backend's method blobs; other blobs are opaque).
+json matrices_json(const ProgramFile& file) {
+  const fb::Program& program = file.program();
+  std::map<std::string, json> matrices;
+  if (program.methods() != nullptr) {
+    for (const fb::Method* method : *program.methods()) {
+      if (auto spec = read_method_spec(*method); spec.ok()) {
+        add_matrices(program, *spec, matrices);
+      }
+    }
+  }
+  if (program.delegates() != nullptr) {
+    for (const fb::Delegate* delegate : *program.delegates()) {
+      auto blob = read_method_blob(file.segment(delegate->blob_segment()));
+      if (!blob.ok()) {
+        continue;
+      }
+      if (auto spec = read_method_spec(**blob); spec.ok()) {
+        add_matrices(program, *spec, matrices);
+      }
+    }
+  }
+  json list = json::array();
+  for (auto& [name, entry] : matrices) {
+    list.push_back(std::move(entry));
   }
   return list;
 }
@@ -190,7 +291,42 @@ json describe(const ProgramFile& file) {
     }
   }
   doc["embedded_files"] = files;
+  doc["matrices"] = matrices_json(file);
   return doc;
+}
+
+// One line per layout and format: "panel32 f32: 211 matrices (513.0 MiB, 32.00 bits/weight)";
+// with `each`, a line per matrix after it.
+void print_matrices(const json& matrices, bool each) {
+  struct Total {
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+    double weights = 0.0;
+  };
+  std::map<std::string, Total> totals;
+  for (const json& matrix : matrices) {
+    Total& total = totals[matrix["layout"].get<std::string>() + " " + matrix["format"].get<std::string>()];
+    ++total.count;
+    total.bytes += matrix["bytes"].get<uint64_t>();
+    total.weights += static_cast<double>(num_elements(matrix["shape"].get<Shape>()));
+  }
+  std::printf("matrices: %zu%s\n", matrices.size(),
+              matrices.empty() ? "" : ", by layout and format (`--matrices` lists each):");
+  for (const auto& [format, total] : totals) {
+    std::printf("  %-18s %llu (%s, %.2f bits/weight)\n", format.c_str(), static_cast<unsigned long long>(total.count),
+                human_bytes(total.bytes).c_str(),
+                total.weights > 0 ? 8.0 * static_cast<double>(total.bytes) / total.weights : 0.0);
+  }
+  if (!each) {
+    return;
+  }
+  for (const json& matrix : matrices) {
+    std::printf("    %-56s %-14s %-10s %-9s %10s  %5.2f bits/weight  (%s)\n", matrix["name"].get<std::string>().c_str(),
+                shape_string(matrix["shape"].get<Shape>()).c_str(), matrix["layout"].get<std::string>().c_str(),
+                matrix["format"].get<std::string>().c_str(), human_bytes(matrix["bytes"].get<uint64_t>()).c_str(),
+                matrix["bits_per_weight"].get<double>(),
+                join(matrix["read_by"].get<std::vector<std::string>>(), ", ").c_str());
+  }
 }
 
 void print_io(const json& tensors, const char* kind) {
@@ -275,7 +411,7 @@ void print_placement(const json& placement) {
   }
 }
 
-void print_text(const json& doc) {
+void print_text(const json& doc, bool each_matrix) {
   std::printf("program: %s (%s, format %s)\n", doc["path"].get<std::string>().c_str(),
               human_bytes(doc["file_bytes"].get<uint64_t>()).c_str(), doc["format_version"].get<std::string>().c_str());
   std::printf("metadata:%s\n", doc["metadata"].empty() ? " none" : "");
@@ -305,6 +441,7 @@ void print_text(const json& doc) {
                 static_cast<unsigned long long>(named["count"].get<uint64_t>()),
                 human_bytes(named["bytes"].get<uint64_t>()).c_str());
   }
+  print_matrices(doc["matrices"], each_matrix);
   if (doc.contains("placement")) {
     print_placement(doc["placement"]);
   }
@@ -327,6 +464,7 @@ void print_text(const json& doc) {
 struct InspectOptions {
   std::string path;
   bool json = false;
+  bool matrices = false;
 };
 
 }  // namespace
@@ -336,13 +474,14 @@ Command add_inspect_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("inspect", "Print what a program file holds");
   app->add_option("file", options->path, "Program file (.slm)")->required();
   app->add_flag("--json", options->json, "Print a JSON document instead of text");
+  app->add_flag("--matrices", options->matrices, "List every matrix: shape, layout, format, bits per weight, readers");
   return {app, [options]() -> Status {
             STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file, ProgramFile::open(options->path));
             json doc = describe(*file);
             if (options->json) {
               std::printf("%s\n", doc.dump(2).c_str());
             } else {
-              print_text(doc);
+              print_text(doc, options->matrices);
             }
             return ok_status();
           }};

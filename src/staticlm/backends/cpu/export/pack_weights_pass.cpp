@@ -51,26 +51,13 @@ class PackedMatrixSource final : public ByteSource {
   std::string name_;
 };
 
-// The matrix inputs of a node the pass packs: a linear's or linear_add's weight, swiglu_linear's
-// gate and up, each multi_linear weight.
+// The matrix inputs of a node the pass packs: every linear kind's (embeddings follow their
+// linears).
 std::vector<size_t> linear_matrices(const GraphNode& node) {
-  if ((node.op == OpKind::kLinear || node.op == OpKind::kLinearAdd) && node.inputs.size() >= 2) {
-    return {1};
+  if (node.op == OpKind::kEmbedding) {
+    return {};
   }
-  if (node.op == OpKind::kSwigluLinear && node.inputs.size() == 3) {
-    return {1, 2};
-  }
-  if (node.op == OpKind::kMultiLinear) {
-    const Result<MultiLinearSplit> split = multi_linear_split(node.inputs.size(), node.attributes);
-    if (split.ok()) {
-      std::vector<size_t> inputs;
-      for (int64_t p = 0; p < split->parts; ++p) {
-        inputs.push_back(static_cast<size_t>(1 + p));
-      }
-      return inputs;
-    }
-  }
-  return {};
+  return matrix_inputs(node.op, node.inputs.size(), node.attributes);
 }
 
 // Whether the pass can pack `value`: a rank-2 plain-float constant.

@@ -1,5 +1,6 @@
-// WeightDtypePass: the cpu backend's `weight_dtype` option. Every matrix a linear (its weight) or
-// an embedding (its table) reads is stored in the chosen float dtype, whatever dtype the exporter
+// WeightDtypePass: the cpu backend's `weight_dtype` option. Every matrix a node reads (a linear
+// kind's weights, an embedding's table: ops/op_set.h matrix_inputs) is stored in the chosen float
+// dtype, whatever dtype the exporter
 // wrote, so one checkpoint exported once at f32 can be delegated at bf16 or f16 without a second
 // conversion by hand. Norm weights and biases (1-D) stay as they are, as the exporter keeps them.
 //
