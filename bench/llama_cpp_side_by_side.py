@@ -5,7 +5,8 @@ matched precision. Run by hand (building the peer takes about 10 minutes on 2 co
 The peer is llama.cpp's CPU backend from the source tree the npm package node-llama-cpp ships
 (pinned below: its package holds the tree as a git bundle), built with -DGGML_NATIVE=ON, no
 downloads of its own. The GGUFs are written by bench/hf_to_gguf.py with that tree's gguf-py (f32)
-and made f16 / bf16 by its llama-quantize, as users make them. Precision by precision, each round runs
+and made f16 / bf16 / q8_0 / q4_0 by its llama-quantize, as users make them (quantized with --pure, so every
+matrix has the format; staticlm's weight_dtype=int8 / int4 at group 32 stores the same bits per weight). Precision by precision, each round runs
 `llama-bench -p P -n N -t T -r 1 -o json` and `staticlm bench -p P -n N -t T -r 1 --json`; the
 report gives medians and ratios (staticlm / llama.cpp), and staticlm's roofline fraction.
 
@@ -26,6 +27,8 @@ NODE_LLAMA_CPP = "node-llama-cpp@3.22.1"
 PEER = os.path.join(ROOT, "build", "peer", "llama.cpp")
 WORK = os.path.join(ROOT, "build", "bench")
 PYTHON = "/usr/bin/python3"
+# llama.cpp's quantized types and the cpu backend's weight_dtype of the same bits per weight.
+QUANTIZED = {"q8_0": "int8", "q4_0": "int4"}
 
 
 def run(command, **kwargs):
@@ -43,8 +46,13 @@ def build_peer():
         if os.path.exists(PEER):
             shutil.rmtree(PEER)
         run(["git", "clone", "-q", os.path.join(tmp, "package/llama/gitRelease.bundle"), PEER])
+    # No AMX: -march=native turns on llama.cpp's AMX kernels on Intel hosts that have it, and in
+    # the VMs measured they crash (SIGSEGV in ggml_backend_amx_mul_mat: the tile state is not
+    # granted to the guest); staticlm does not use AMX either, so both sides run AVX-512.
+    no_amx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     run(["cmake", "-S", PEER, "-B", os.path.join(PEER, "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-         "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_SERVER=OFF"])
+         "-DGGML_NATIVE=ON", f"-DCMAKE_C_FLAGS={no_amx}", f"-DCMAKE_CXX_FLAGS={no_amx}", "-DLLAMA_CURL=OFF",
+         "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_SERVER=OFF"])
     run(["cmake", "--build", os.path.join(PEER, "build"), "--target", "llama-bench", "llama-quantize", "-j",
          str(os.cpu_count() or 2)])
 
@@ -63,11 +71,22 @@ def prepare(shape, precisions, staticlm, prompt_tokens, decode_tokens):
     for precision in precisions:
         program = os.path.join(WORK, f"{shape}-{precision}-cpu.slm")
         # --logits last: llama-bench's prefill computes the logits of the last token only.
-        run([staticlm, "export", checkpoint, "-o", program, "--dtype", precision, "--prefill-len",
-             str(prompt_tokens), "--max-cache-len", str(cache), "--backend", "cpu", "--logits", "last"])
+        export = [staticlm, "export", checkpoint, "-o", program, "--prefill-len", str(prompt_tokens), "--max-cache-len",
+                  str(cache), "--backend", "cpu", "--logits", "last"]
+        quantize = [os.path.join(PEER, "build", "bin", "llama-quantize")]
+        if precision in QUANTIZED:
+            # The same bits per weight on both sides: every matrix at the format, group 32, the
+            # tied table / lm_head too (--pure: no wider k-quant head, as llama-quantize would
+            # otherwise give it).
+            export += ["--dtype", "f32", "--option", f"weight_dtype={QUANTIZED[precision]}", "--option",
+                       "group_size=32"]
+            quantize.append("--pure")
+        else:
+            export += ["--dtype", precision]
+        run(export)
         gguf = f32_gguf if precision == "f32" else os.path.join(WORK, f"{shape}-{precision}.gguf")
         if not os.path.exists(gguf):
-            run([os.path.join(PEER, "build", "bin", "llama-quantize"), f32_gguf, gguf, precision.upper()])
+            run(quantize + [f32_gguf, gguf, precision.upper()])
         cases[precision] = (program, gguf)
     return cases
 
@@ -91,7 +110,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build-peer", action="store_true", help=f"build llama.cpp from {NODE_LLAMA_CPP} and exit")
     parser.add_argument("--shape", action="append", choices=["smollm-135m", "llama-3.2-1b"])
-    parser.add_argument("--precision", default="f32,f16,bf16")
+    parser.add_argument("--precision", default="f32,f16,bf16", help="comma-separated: f32, f16, bf16, q8_0, q4_0")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("-p", "--prompt-tokens", type=int, default=128)
     parser.add_argument("-n", "--decode-tokens", type=int, default=64)

@@ -3,6 +3,7 @@
 // backend runtimes a test brings.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ namespace staticlm::testing {
 struct TestRuntimes {
   std::shared_ptr<KernelRegistry> kernels = std::make_shared<KernelRegistry>();
   std::shared_ptr<BackendRuntimeRegistry> backends = std::make_shared<BackendRuntimeRegistry>();
+  // Runtime options by backend id (e.g. {"cpu", {{"isa", "portable"}}}).
+  std::map<std::string, OptionMap, std::less<>> backend_options;
   Status status;
 
   explicit TestRuntimes(std::vector<std::shared_ptr<const BackendRuntime>> extra = {}) {
@@ -32,6 +35,7 @@ struct TestRuntimes {
     load.kernels = kernels.get();
     load.backends = backends.get();
     load.num_threads = threads;
+    load.backend_options = backend_options;
     return load;
   }
 };

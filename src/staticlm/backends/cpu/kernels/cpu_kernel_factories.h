@@ -17,7 +17,8 @@ namespace staticlm::cpu {
 // either input.
 using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t count);
 
-// The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more.
+// The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more,
+// `quantized` for int8 / int4 panels (either may be null: the entry declines those weights).
 struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
@@ -26,6 +27,7 @@ struct LinearEntryPoints {
   // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;
+  LinearColumnsFn quantized = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);

@@ -12,8 +12,11 @@
 #include <cstdint>
 
 #include "staticlm/core/dtype.h"
+#include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::cpu {
+
+struct QuantizedRows;
 
 struct LinearOperands {
   const float* x = nullptr;      // [rows, inner]
@@ -28,6 +31,11 @@ struct LinearOperands {
   DType bias_dtype = DType::kF32;
   // The bf16 GEMM's x, rounded to bf16 ([rows, inner]); null where x is used as f32.
   const uint16_t* x_bf16 = nullptr;
+  // Quantized weights (weight_dtype u8, panel32_q8 / panel32_q4; panel_elements counts bytes):
+  // their codes and group size, and x quantized in groups of that size (quantized_rows.h).
+  PanelCodes codes = PanelCodes::kFloat;
+  int64_t group = 0;
+  const QuantizedRows* x_quantized = nullptr;
 };
 
 // Work is split over output columns in whole panels.
@@ -54,6 +62,11 @@ void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_
 // rounded to bf16, as llama.cpp's bf16 path does); otherwise linear_columns_avx512.
 // round_to_bf16_avx512bf16 rounds x (to nearest even) for it.
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+
+// int8 / int4 panels (x_quantized set): vpdpbusd (AVX-512 VNNI), or the same integer products
+// with vpmaddwd (AVX2); both give identical results. `scratch` holds an int4 group unpacked.
+void linear_columns_q_avx512vnni(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+void linear_columns_q_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out);
 
 }  // namespace staticlm::cpu

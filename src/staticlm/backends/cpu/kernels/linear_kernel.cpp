@@ -12,6 +12,7 @@
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/quantized_rows.h"
 #include "staticlm/backends/portable/element_access.h"
 #include "staticlm/backends/portable/kernel_factories.h"
 #include "staticlm/backends/portable/multi_linear.h"
@@ -53,9 +54,13 @@ struct CallRows {
   int64_t padding = 0;
   const float* x = nullptr;
   const uint16_t* x_bf16 = nullptr;
+  const QuantizedRows* x_quantized = nullptr;
 };
 
-CallRows call_rows(const float* x, int64_t rows, int64_t inner, const KernelContext& context, RoundBf16Fn round_bf16) {
+// `shape` is the first part's: its weights say whether x is rounded or quantized.
+CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, RoundBf16Fn round_bf16) {
+  const int64_t rows = shape.rows;
+  const int64_t inner = shape.inner;
   CallRows call{rows, 0, x, nullptr};
   if (rows == context.chunk_rows && context.padding_rows > 0) {
     call.padding = std::min(context.padding_rows, rows);
@@ -68,6 +73,11 @@ CallRows call_rows(const float* x, int64_t rows, int64_t inner, const KernelCont
     round_bf16(call.x, call.rows * inner, rounded.data());
     call.x_bf16 = rounded.data();
   }
+  if (shape.codes != PanelCodes::kFloat && call.rows > 0) {
+    thread_local QuantizedRows quantized;
+    quantize_rows(call.x, call.rows, inner, shape.group, quantized);
+    call.x_quantized = &quantized;
+  }
   return call;
 }
 
@@ -78,6 +88,7 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
   op.rows = call.rows;
   op.x = call.x;
   op.x_bf16 = call.x_bf16;
+  op.x_quantized = call.x_quantized;
   op.weight = inputs[part.weight_input].raw();
   op.bias = part.bias_input >= 0 ? inputs[static_cast<size_t>(part.bias_input)].raw() : nullptr;
   op.out = output.data<float>() + call.padding * op.columns;
@@ -97,7 +108,7 @@ class LinearKernel final : public Kernel {
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     const LinearOperands& shape = parts_[0].shape;
-    const CallRows call = call_rows(inputs[0].data<float>(), shape.rows, shape.inner, context, round_bf16_);
+    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, round_bf16_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -164,7 +175,7 @@ class SwigluLinearKernel final : public Kernel {
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     const LinearOperands& shape = gate_.shape;
-    const CallRows call = call_rows(inputs[0].data<float>(), shape.rows, shape.inner, context, round_bf16_);
+    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, round_bf16_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -224,9 +235,12 @@ Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const Tens
     return invalid_argument("linear: expected an f32 input [..., K], found ", dtype_name(x.dtype),
                             shape_string(x.shape));
   }
-  if (!is_plain_float(weight.dtype) || (bias != nullptr && !is_plain_float(bias->dtype))) {
-    return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights and bias, found ",
-                         dtype_name(weight.dtype), bias != nullptr ? str_cat(" and ", dtype_name(bias->dtype)) : "");
+  if (bias != nullptr && !is_plain_float(bias->dtype)) {
+    return unimplemented("linear: the cpu kernels take an f32, f16 or bf16 bias, found ", dtype_name(bias->dtype));
+  }
+  if (!is_plain_float(weight.dtype) && weight.dtype != DType::kU8) {
+    return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights or int8 / int4 panels, found ",
+                         dtype_name(weight.dtype));
   }
   STATICLM_ASSIGN_OR_RETURN(std::optional<PanelLayout> layout, matrix_layout(attrs, matrix, weight));
   if (!layout) {
@@ -236,6 +250,11 @@ Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const Tens
   if (layout->cols != x.shape.back()) {
     return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", shape_string(x.shape),
                             " and [", layout->rows, ", ", layout->cols, "]");
+  }
+  if (layout->is_quantized() ? entry_points.quantized == nullptr : entry_points.gemv == nullptr) {
+    return unimplemented("linear: this entry takes ", entry_points.gemv == nullptr ? "int8 / int4" : "float",
+                         " weights, found ", layout->is_quantized() ? panel_layout_name(layout->codes) : "float ",
+                         layout->is_quantized() ? "" : dtype_name(weight.dtype));
   }
   if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || layout->cols % 2 != 0)) {
     return unimplemented("linear: the bf16 GEMM takes bf16 weights with an even inner size, found ",
@@ -248,16 +267,37 @@ Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const Tens
   part.shape.panel_elements = layout->panel_elements();
   part.shape.weight_dtype = weight.dtype;
   part.shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
+  if (layout->is_quantized()) {
+    part.shape.codes = layout->codes;
+    part.shape.group = layout->group;
+  }
   return part;
 }
 
 LinearColumnsFn columns_fn(const Part& part, const LinearEntryPoints& entry_points) {
+  if (part.shape.codes != PanelCodes::kFloat) {
+    return entry_points.quantized;
+  }
   return part.shape.rows == 1 ? entry_points.gemv : entry_points.gemm;
 }
 
-std::unique_ptr<Kernel> make_kernel(std::vector<Part> parts, const LinearEntryPoints& entry_points) {
+// The parts of one kernel share x, so they share its quantization: one format and group, or
+// all float.
+Status check_same_format(const std::vector<Part>& parts, std::string_view op) {
+  for (const Part& part : parts) {
+    if (part.shape.codes != parts[0].shape.codes || part.shape.group != parts[0].shape.group) {
+      return unimplemented(op, ": the cpu kernel takes parts of one weight format, found ",
+                           panel_layout_name(parts[0].shape.codes), " and ", panel_layout_name(part.shape.codes));
+    }
+  }
+  return ok_status();
+}
+
+Result<std::unique_ptr<Kernel>> make_kernel(std::vector<Part> parts, const LinearEntryPoints& entry_points) {
+  STATICLM_RETURN_IF_ERROR(check_same_format(parts, "multi_linear"));
   const LinearColumnsFn columns = columns_fn(parts[0], entry_points);
-  return std::make_unique<LinearKernel>(columns, std::move(parts), entry_points.round_bf16, entry_points.add);
+  return std::unique_ptr<Kernel>(
+      std::make_unique<LinearKernel>(columns, std::move(parts), entry_points.round_bf16, entry_points.add));
 }
 
 // A linear of x (input 0) and weight (input 1), with the bias at `bias_input` where the call has
@@ -334,6 +374,7 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   if (!up.ok()) {
     return up.status().with_context("swiglu_linear up");
   }
+  STATICLM_RETURN_IF_ERROR(check_same_format({*gate, *up}, "swiglu_linear"));
   if (gate->shape.columns != up->shape.columns) {
     return invalid_argument("swiglu_linear: gate and up have ", gate->shape.columns, " and ", up->shape.columns,
                             " outputs");

@@ -9,14 +9,18 @@ namespace {
 // Wider instruction sets first; the portable kernels have priority 0. The AVX-512 entry decodes
 // (one row) with the 256-bit GEMV: on Zen 4, whose units split 512-bit operations, it streams
 // weights 10-15% faster (bench/linear_bench, docs/performance.md); prefill keeps 512-bit tiles.
-// The bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps).
+// The bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
+// vnni entry takes int8 / int4 panels only (vpdpbusd); the others take int8 / int4 through the
+// AVX2 integer path, which computes exactly what vpdpbusd does.
 constexpr int kAvx512Bf16Priority = 30;
+constexpr int kAvx512VnniPriority = 25;
 constexpr int kAvx512Priority = 20;
 constexpr int kAvx2Priority = 10;
 
 const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
 const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
 const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
+const CpuFeatures kAvx512VnniFeatures = kAvx512Features.with(CpuFeature::kAvx512Vnni);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
@@ -55,13 +59,17 @@ Status register_cpu_kernels(KernelRegistry& registry) {
          linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512_bf16,
                                      cpu::round_to_bf16_avx512bf16, cpu::swiglu_avx512, cpu::add_avx512})}));
     STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
+                      linear_factory(entry.make, {nullptr, nullptr, nullptr, cpu::swiglu_avx512, cpu::add_avx512,
+                                                  cpu::linear_columns_q_avx512vnni})}));
+    STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
                       linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512, nullptr,
-                                                  cpu::swiglu_avx512, cpu::add_avx512})}));
+                                                  cpu::swiglu_avx512, cpu::add_avx512, cpu::linear_columns_q_avx2})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
                       linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx2, nullptr,
-                                                  cpu::swiglu_avx2, cpu::add_avx2})}));
+                                                  cpu::swiglu_avx2, cpu::add_avx2, cpu::linear_columns_q_avx2})}));
   }
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,

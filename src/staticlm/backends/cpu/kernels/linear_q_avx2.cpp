@@ -1,0 +1,56 @@
+// The int8 / int4 linear panels for AVX2: vpdpbusd's products, exactly, without VNNI. Each
+// 32-bit lane's four u8 weight codes split into its even and odd bytes as 16-bit values, the x
+// codes sign-extended the same way, and vpmaddwd sums each pair into int32: u8 x s8 products of
+// at most 255 x 127 never saturate (vpmaddubsw's int16 sums would). Chunks take 2 rows per step
+// (8 integer accumulators of the 16 registers).
+#include <immintrin.h>
+
+#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/quantized_rows.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+#include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
+#include "staticlm/backends/cpu/kernels/simd_avx2.h"
+
+namespace staticlm::cpu {
+namespace {
+
+struct Avx2Int : simd::Avx2 {
+  using IReg = __m256i;
+  // A word of four x codes as its even and odd bytes, each sign-extended to 16 bits.
+  struct XWord {
+    __m256i even;
+    __m256i odd;
+  };
+  static constexpr int kQuantRows = 2;
+
+  static IReg izero() { return _mm256_setzero_si256(); }
+  static IReg iload(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void istore(uint8_t* p, IReg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static XWord xword(int32_t word) {
+    const __m256i bytes = _mm256_set1_epi32(word);
+    return {_mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8), _mm256_srai_epi16(bytes, 8)};
+  }
+  static IReg dot4(IReg acc, IReg w, const XWord& x) {
+    const __m256i even = _mm256_and_si256(w, _mm256_set1_epi16(0x00FF));
+    const __m256i odd = _mm256_srli_epi16(w, 8);
+    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(even, x.even), _mm256_madd_epi16(odd, x.odd)));
+  }
+  static IReg low_nibbles(IReg w) { return _mm256_and_si256(w, _mm256_set1_epi8(0x0F)); }
+  static IReg high_nibbles(IReg w) { return _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi8(0x0F)); }
+  static Reg to_float(IReg acc, int32_t offset_sum) {
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, _mm256_set1_epi32(offset_sum)));
+  }
+};
+
+}  // namespace
+
+void linear_columns_q_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
+  qtiles::quantized_columns<Avx2Int>(operands, n_begin, n_end, scratch);
+}
+
+}  // namespace staticlm::cpu
+
+#pragma GCC pop_options

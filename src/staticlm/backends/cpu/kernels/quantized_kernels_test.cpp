@@ -1,0 +1,327 @@
+// The int8 / int4 linear kernels: on every instruction-set path this machine has (VNNI, the AVX2
+// integer path), equal bit for bit to a scalar reference of the scheme they implement (x
+// quantized per group, integer dot products, one float multiply-add per group), and within the
+// bound activation quantization allows of the portable kernel on the dequantized weights (the
+// oracle: f32 x times d * q). Odd sizes, every group size, decode and chunk rows, padding rows,
+// and the fused linears.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/cpu/kernels/quantized_rows.h"
+#include "staticlm/backends/cpu/kernels/register.h"
+#include "staticlm/backends/portable/kernel_test_util.h"
+#include "staticlm/core/half.h"
+#include "staticlm/core/thread_pool.h"
+#include "staticlm/ops/panel_quant.h"
+#include "staticlm/ops/weight_layout.h"
+
+namespace staticlm {
+namespace {
+
+using portable_test::random_tensor;
+using portable_test::run_op;
+using portable_test::run_op_with;
+using portable_test::to_doubles;
+
+const KernelRegistry& registry() {
+  static const KernelRegistry* made = [] {
+    auto* r = new KernelRegistry();
+    EXPECT_TRUE(register_cpu_kernels(*r).ok());
+    return r;
+  }();
+  return *made;
+}
+
+struct QuantPath {
+  const char* name;
+  CpuFeatures features;
+  const char* kernel_prefix;  // what the chosen kernel's name starts with
+};
+
+std::vector<QuantPath> paths() {
+  const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
+  const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512);
+  std::vector<QuantPath> out;
+  if (CpuFeatures::host().covers(avx512.with(CpuFeature::kAvx512Vnni))) {
+    out.push_back({"vnni", avx512.with(CpuFeature::kAvx512Vnni), "cpu.avx512."});
+  }
+  if (CpuFeatures::host().covers(avx2)) {
+    out.push_back({"avx2", avx2, "cpu.avx2."});
+  }
+  return out;
+}
+
+Tensor copy_of(const Tensor& t) {
+  Tensor out = Tensor::zeros(t.dtype(), Shape(t.shape().begin(), t.shape().end())).value();
+  std::memcpy(out.bytes().data(), t.bytes().data(), t.bytes().size());
+  return out;
+}
+
+// A quantized matrix and the node attributes that say so.
+struct QuantMatrix {
+  Tensor packed;
+  PanelLayout layout;
+};
+
+QuantMatrix quantize(const Tensor& rows, PanelCodes codes, int64_t group) {
+  QuantMatrix out{Tensor(), PanelLayout::quantized(rows.shape()[0], rows.shape()[1], codes, group)};
+  out.packed = Tensor::zeros(DType::kU8, out.layout.packed_shape()).value();
+  const auto* data = rows.data<float>();
+  EXPECT_TRUE(quantize_panels({data, static_cast<size_t>(rows.numel())}, out.layout, out.packed.bytes(), "w").ok());
+  return out;
+}
+
+Attributes quant_attrs(const std::vector<const QuantMatrix*>& matrices, Attributes attrs = {}) {
+  std::vector<int64_t> shapes;
+  for (const QuantMatrix* m : matrices) {
+    shapes.push_back(m->layout.rows);
+    shapes.push_back(m->layout.cols);
+  }
+  attrs.set(std::string(kWeightLayoutAttr), std::string(panel_layout_name(matrices[0]->layout.codes)));
+  attrs.set(std::string(kWeightShapesAttr), shapes);
+  attrs.set(std::string(kWeightGroupAttr), matrices[0]->layout.group);
+  return attrs;
+}
+
+// Code q (offset removed) and scale d of lane n, k value k.
+int32_t code_of(const QuantMatrix& m, int64_t n, int64_t k) {
+  const PanelLayout& l = m.layout;
+  const uint8_t* group =
+      m.packed.data<uint8_t>() + (n / kPanelWidth) * l.panel_elements() + (k / l.group) * l.group_units();
+  const uint8_t byte = group[kPanelScaleBytes + code_byte(l.codes, n % kPanelWidth, k % l.group)];
+  const int32_t stored =
+      l.codes == PanelCodes::kInt8 ? byte : (code_in_high_nibble(k % l.group) ? byte >> 4 : byte & 15);
+  return stored - code_offset(l.codes);
+}
+float scale_of(const QuantMatrix& m, int64_t n, int64_t group) {
+  const PanelLayout& l = m.layout;
+  const uint8_t* start = m.packed.data<uint8_t>() + (n / kPanelWidth) * l.panel_elements() + group * l.group_units();
+  uint16_t bits = 0;
+  std::memcpy(&bits, start + 2 * (n % kPanelWidth), 2);
+  return f16_to_f32(bits);
+}
+
+// The scheme in scalar code: per group, the exact integer dot product of the codes, then
+// acc = fma(dot, d * dx, acc), in group order; the bias after.
+std::vector<float> reference(const Tensor& x, const QuantMatrix& w, const Tensor* bias) {
+  const int64_t inner = w.layout.cols;
+  const int64_t rows = x.numel() / inner;
+  cpu::QuantizedRows xq;
+  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq);
+  std::vector<float> out(static_cast<size_t>(rows * w.layout.rows));
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t n = 0; n < w.layout.rows; ++n) {
+      float acc = 0.0f;
+      for (int64_t gi = 0; gi < xq.groups; ++gi) {
+        int32_t dot = 0;
+        for (int64_t k = gi * xq.group; k < std::min(inner, (gi + 1) * xq.group); ++k) {
+          dot += code_of(w, n, k) * xq.codes(m)[k];
+        }
+        acc = std::fma(static_cast<float>(dot), scale_of(w, n, gi) * xq.row_scales(m)[gi], acc);
+      }
+      if (bias != nullptr) {
+        acc += bias->data<float>()[n];
+      }
+      out[static_cast<size_t>(m * w.layout.rows + n)] = acc;
+    }
+  }
+  return out;
+}
+
+// What activation quantization may move a result from the f32-x oracle: each x code is off by at
+// most half its group's step dx / 2, so |error| <= sum_k |d q_k| dx_k / 2 (plus float rounding).
+std::vector<double> quantization_bound(const Tensor& x, const QuantMatrix& w) {
+  const int64_t inner = w.layout.cols;
+  const int64_t rows = x.numel() / inner;
+  cpu::QuantizedRows xq;
+  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq);
+  std::vector<double> bound(static_cast<size_t>(rows * w.layout.rows));
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t n = 0; n < w.layout.rows; ++n) {
+      double sum = 0.0;
+      for (int64_t k = 0; k < inner; ++k) {
+        sum += std::fabs(scale_of(w, n, k / w.layout.group) * static_cast<float>(code_of(w, n, k))) *
+               xq.row_scales(m)[k / w.layout.group] / 2;
+      }
+      bound[static_cast<size_t>(m * w.layout.rows + n)] = sum * 1.001 + 1e-5;
+    }
+  }
+  return bound;
+}
+
+struct QuantCase {
+  PanelCodes codes;
+  int64_t group;
+  int64_t rows;
+  int64_t inner;
+  int64_t columns;
+  bool bias;
+};
+
+TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePortableKernel) {
+  const std::vector<QuantPath> available = paths();
+  if (available.empty()) {
+    GTEST_SKIP() << "this CPU has no AVX2";
+  }
+  std::mt19937 rng(51);
+  // Decode rows and chunks (blocks of 8 / 2 rows and their remainders), K off the group (a
+  // partial last group), N off the panel, every group size, a bias.
+  const std::vector<QuantCase> cases = {
+      {PanelCodes::kInt8, 32, 1, 576, 100, false},  {PanelCodes::kInt4, 32, 1, 576, 64, true},
+      {PanelCodes::kInt8, 16, 1, 40, 33, false},    {PanelCodes::kInt4, 128, 1, 300, 31, false},
+      {PanelCodes::kInt8, 64, 3, 130, 40, true},    {PanelCodes::kInt4, 16, 5, 72, 70, false},
+      {PanelCodes::kInt8, 128, 19, 256, 64, false}, {PanelCodes::kInt4, 64, 13, 200, 45, true},
+      {PanelCodes::kInt8, 32, 40, 100, 96, false},  {PanelCodes::kInt4, 32, 33, 64, 32, false},
+  };
+  for (const QuantCase& c : cases) {
+    SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "
+                                    << c.inner << "] w[" << c.columns << "]" << (c.bias ? " + bias" : ""));
+    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
+    // One outlier per row: a per-token scale would flatten the rest of the row.
+    x.data<float>()[0] = 20.0f;
+    Tensor weight = random_tensor(DType::kF32, {c.columns, c.inner}, rng);
+    Tensor bias = random_tensor(DType::kF32, {c.columns}, rng);
+    const QuantMatrix w = quantize(weight, c.codes, c.group);
+    Tensor packed = copy_of(w.packed);
+    const Attributes attrs = quant_attrs({&w});
+    std::vector<Tensor*> inputs = {&x, &packed};
+    if (c.bias) {
+      inputs.push_back(&bias);
+    }
+    const std::vector<float> scheme = reference(x, w, c.bias ? &bias : nullptr);
+    auto oracle = run_op(OpKind::kLinear, inputs, attrs);
+    ASSERT_TRUE(oracle.ok()) << oracle.status().to_string();
+    const std::vector<double> want = to_doubles((*oracle)[0]);
+    const std::vector<double> bound = quantization_bound(x, w);
+    for (const QuantPath& path : available) {
+      SCOPED_TRACE(path.name);
+      std::string kernel;
+      auto got = run_op_with(registry(), path.features, OpKind::kLinear, inputs, attrs, &kernel);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(kernel.rfind(path.kernel_prefix, 0), 0u) << "chose " << kernel;
+      const float* out = (*got)[0].data<float>();
+      for (size_t i = 0; i < scheme.size(); ++i) {
+        ASSERT_EQ(out[i], scheme[i]) << "element " << i;
+        ASSERT_LE(std::fabs(out[i] - want[i]), bound[i]) << "element " << i << " against the portable kernel";
+      }
+    }
+  }
+}
+
+// The fused linears run the same integer path: x quantized once for all parts, the residual and
+// the swiglu applied after. Each equals, bit for bit, its parts run on the same path: the
+// quantized linear, then the cpu add / swiglu.
+TEST(QuantizedKernelsTest, TheFusedLinearsEqualTheirPartsOnTheSamePath) {
+  const std::vector<QuantPath> available = paths();
+  if (available.empty()) {
+    GTEST_SKIP() << "this CPU has no AVX2";
+  }
+  std::mt19937 rng(52);
+  for (int64_t rows : {int64_t{1}, int64_t{9}}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows");
+    Tensor x = random_tensor(DType::kF32, {1, rows, 96}, rng);
+    Tensor residual = random_tensor(DType::kF32, {1, rows, 40}, rng);
+    const QuantMatrix a = quantize(random_tensor(DType::kF32, {40, 96}, rng), PanelCodes::kInt4, 32);
+    const QuantMatrix b = quantize(random_tensor(DType::kF32, {40, 96}, rng), PanelCodes::kInt4, 32);
+    Tensor pa = copy_of(a.packed), pb = copy_of(b.packed);
+    for (const QuantPath& path : available) {
+      SCOPED_TRACE(path.name);
+      auto run = [&](OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {
+        std::string kernel;
+        auto got = run_op_with(registry(), path.features, op, inputs, attrs, &kernel);
+        EXPECT_TRUE(got.ok()) << got.status().to_string();
+        EXPECT_EQ(kernel.rfind(path.kernel_prefix, 0), 0u) << "chose " << kernel;
+        return got.ok() ? std::move(*got) : std::vector<Tensor>();
+      };
+      std::vector<Tensor> gate = run(OpKind::kLinear, {&x, &pa}, quant_attrs({&a}));
+      std::vector<Tensor> up = run(OpKind::kLinear, {&x, &pb}, quant_attrs({&b}));
+      ASSERT_EQ(gate.size(), 1u);
+      ASSERT_EQ(up.size(), 1u);
+      auto expect_equal = [](const Tensor& got, const Tensor& want) {
+        ASSERT_EQ(got.numel(), want.numel());
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << "element " << i;
+        }
+      };
+      std::vector<Tensor> added = run(OpKind::kAdd, {&residual, &gate[0]}, {});
+      std::vector<Tensor> swiglu = run(OpKind::kSwiglu, {&gate[0], &up[0]}, {});
+      expect_equal(run(OpKind::kLinearAdd, {&x, &pa, &residual}, quant_attrs({&a})).at(0), added.at(0));
+      expect_equal(run(OpKind::kSwigluLinear, {&x, &pa, &pb}, quant_attrs({&a, &b})).at(0), swiglu.at(0));
+      std::vector<Tensor> parts =
+          run(OpKind::kMultiLinear, {&x, &pa, &pb}, quant_attrs({&a, &b}, Attributes{{"parts", int64_t{2}}}));
+      ASSERT_EQ(parts.size(), 2u);
+      expect_equal(parts[0], gate[0]);
+      expect_equal(parts[1], up[0]);
+    }
+  }
+}
+
+// A chunk's padding rows are skipped on the quantized path too, and x is quantized from its
+// first real row.
+TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
+  const std::vector<QuantPath> available = paths();
+  if (available.empty()) {
+    GTEST_SKIP() << "this CPU has no AVX2";
+  }
+  std::mt19937 rng(53);
+  const int64_t rows = 6, padding = 2, inner = 64, columns = 32;
+  Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
+  const QuantMatrix w = quantize(random_tensor(DType::kF32, {columns, inner}, rng), PanelCodes::kInt4, 32);
+  const std::vector<float> scheme = reference(x, w, nullptr);
+  const Attributes attrs = quant_attrs({&w});
+  const TensorSpec x_spec{DType::kF32, {rows, inner}};
+  const TensorSpec w_spec{DType::kU8, w.layout.packed_shape()};
+  const std::vector<const TensorSpec*> specs = {&x_spec, &w_spec};
+  const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, columns}}};
+  for (const QuantPath& path : available) {
+    SCOPED_TRACE(path.name);
+    auto selected = registry().select({OpKind::kLinear, specs, outputs, attrs}, path.features);
+    ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+    std::vector<float> out(static_cast<size_t>(rows * columns), -123.0f);
+    const Shape out_shape = {rows, columns};
+    Tensor packed = copy_of(w.packed);
+    const std::vector<TensorView> in_views = {x.view(), packed.view()};
+    const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+    ThreadPool pool(2);
+    KernelContext context{&pool};
+    context.chunk_rows = rows;
+    context.padding_rows = padding;
+    ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+    for (int64_t i = 0; i < rows * columns; ++i) {
+      // The real rows' x codes are their own (each row quantized alone), so they equal the
+      // whole chunk's reference.
+      ASSERT_EQ(out[static_cast<size_t>(i)], i < padding * columns ? -123.0f : scheme[static_cast<size_t>(i)]) << i;
+    }
+  }
+}
+
+TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
+  const std::vector<float> x = {0.5f,   -1.0f, 0.25f,  0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  // group 0: max 1
+                                100.0f, 1.0f,  -50.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 3.0f};
+  cpu::QuantizedRows q;
+  cpu::quantize_rows(x.data(), 1, 17, 8, q);
+  ASSERT_EQ(q.groups, 3);
+  EXPECT_EQ(q.codes(0)[0], 64);  // 0.5 * 127 = 63.5, to even
+  EXPECT_EQ(q.codes(0)[1], -127);
+  EXPECT_EQ(q.codes(0)[2], 32);  // 31.75
+  EXPECT_FLOAT_EQ(q.row_scales(0)[0], 1.0f / 127.0f);
+  EXPECT_EQ(q.row_sums(0)[0], 64 - 127 + 32);
+  // The outlier keeps its group's scale to itself: 1.0 next to 100 still gets a code of 1.
+  EXPECT_EQ(q.codes(0)[8], 127);
+  EXPECT_EQ(q.codes(0)[9], 1);
+  EXPECT_EQ(q.codes(0)[10], -64);  // -63.5, to even
+  EXPECT_EQ(q.codes(0)[16], 127);
+  EXPECT_EQ(q.codes(0)[17], 0);  // past K: zero
+  EXPECT_EQ(q.row_sums(0)[2], 127);
+  cpu::quantize_rows(std::vector<float>(8, 0.0f).data(), 1, 8, 8, q);
+  EXPECT_EQ(q.row_scales(0)[0], 0.0f);
+  EXPECT_EQ(q.codes(0)[0], 0);
+}
+
+}  // namespace
+}  // namespace staticlm
