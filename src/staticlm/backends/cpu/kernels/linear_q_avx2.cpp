@@ -1,8 +1,9 @@
 // The int8 / int4 linear panels for AVX2: vpdpbusd's products, exactly, without VNNI. Each
 // 32-bit lane's four u8 weight codes split into its even and odd bytes as 16-bit values, the x
 // codes sign-extended the same way, and vpmaddwd sums each pair into int32: u8 x s8 products of
-// at most 255 x 127 never saturate (vpmaddubsw's int16 sums would). Chunks take 2 rows per step
-// (8 integer accumulators of the 16 registers).
+// at most 255 x 127 never saturate (vpmaddubsw's int16 sums would). Chunks take one row per step
+// (4 integer and 4 float accumulators, the weights and x halves fill the other 8 registers); a
+// panel's span of groups stays in L1 across the rows.
 #include <immintrin.h>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
@@ -24,7 +25,7 @@ struct Avx2Int : simd::Avx2 {
     __m256i even;
     __m256i odd;
   };
-  static constexpr int kQuantRows = 2;
+  static constexpr int kQuantRows = 1;
 
   static IReg izero() { return _mm256_setzero_si256(); }
   static IReg iload(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }

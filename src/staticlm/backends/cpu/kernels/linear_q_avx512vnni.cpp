@@ -1,5 +1,6 @@
 // The int8 / int4 linear panels for AVX-512 VNNI: 16 int32 lanes per register, vpdpbusd summing
-// four u8 x s8 products per lane; chunks take 8 rows per step (16 integer accumulators).
+// four u8 x s8 products per lane; chunks take 4 rows per step (8 integer and 8 float
+// accumulators of the 32 registers).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics are
 // uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -21,7 +22,7 @@ namespace {
 struct Avx512Vnni : simd::Avx512 {
   using IReg = __m512i;
   using XWord = __m512i;
-  static constexpr int kQuantRows = 8;
+  static constexpr int kQuantRows = 4;
 
   static IReg izero() { return _mm512_setzero_si512(); }
   static IReg iload(const uint8_t* p) { return _mm512_loadu_si512(p); }

@@ -9,8 +9,9 @@
 // four products per lane into int32 (Q::dot4: vpdpbusd, or its exact AVX2 equivalent); at the end
 // of a group the lanes' sums, less offset x the group's x code sum, become floats scaled by the
 // lane's weight scale times the group's x scale. int4 words hold k 8j..8j+3 in their low nibbles
-// and 8j+4..8j+7 in their high ones: a decode step splits them in registers; a chunk unpacks each
-// group once into `scratch` as int8 codes (offset 8) and reuses it for every row.
+// and 8j+4..8j+7 in their high ones: a decode step splits them in registers; a chunk unpacks a
+// span of groups at a time into `scratch` as int8 codes (offset 8) and reuses it for every row.
+// A chunk keeps each block of rows' float sums in registers across a span and stores them once.
 //
 // Q provides the float traits (Reg, kWidth, zero, fma, mul, set1, store, load(F16{}, p)) and:
 // IReg; izero(); iload(p) (kWidth words at p); XWord; xword(w) (a word of four x codes, ready for
@@ -113,118 +114,134 @@ void gemv_panel(const LinearOperands& op, int64_t p) {
   tiles::store_panel<Q>(op, acc, op.out, p * kPanelColumns);
 }
 
-// ROWS rows from m0 against one group held as int8 codes at `codes` (g / 4 word rows, the
-// scales at `scales`, stored with `offset`): each word row loaded once for all of them. The
-// group's result is added to out (or written, for the first group).
+// Groups [first, last) of a panel as int8 codes: group gi's scales at base + gi * stride, its
+// codes kScaleBytes after them, stored with `offset` (128 for int8 in place, 8 for unpacked int4).
+struct GroupSpan {
+  const uint8_t* base = nullptr;
+  int64_t stride = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+  int32_t offset = 128;
+};
+
+// ROWS rows from m0 over a span of groups: each word row loaded once for all of them, the float
+// sums kept in registers across the span and added to out (written, for the first span).
 template <class Q, int ROWS>
-void gemm_group_rows(const LinearOperands& op, const uint8_t* scales, const uint8_t* codes, int32_t offset, int64_t m0,
-                     int64_t n0, int64_t gi) {
+void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int64_t n0) {
   using Reg = typename Q::Reg;
   using IReg = typename Q::IReg;
   constexpr int kR = kRegs<Q>;
   const QuantizedRows& xq = *op.x_quantized;
   const int64_t g = op.group;
-  IReg ia[ROWS][kR];
+  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
+  Reg acc[ROWS][kR];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
+    if (span.first == 0) {
 #pragma GCC unroll 16
-    for (int c = 0; c < kR; ++c) {
-      ia[r][c] = Q::izero();
+      for (int c = 0; c < kR; ++c) {
+        acc[r][c] = Q::zero();
+      }
+    } else {
+      alignas(64) float partial[kPanelColumns] = {};
+      const float* out = op.out + (m0 + r) * op.columns + n0;
+      for (int64_t j = 0; j < cols; ++j) {
+        partial[j] = out[j];
+      }
+#pragma GCC unroll 16
+      for (int c = 0; c < kR; ++c) {
+        acc[r][c] = Q::load(tiles::F32{}, partial + c * Q::kWidth);
+      }
     }
   }
-  const int32_t* xw[ROWS];
+  for (int64_t gi = span.first; gi < span.last; ++gi) {
+    const uint8_t* group_start = span.base + (gi - span.first) * span.stride;
+    const uint8_t* codes = group_start + kScaleBytes;
+    IReg ia[ROWS][kR];
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    xw[r] = xq.words(m0 + r) + gi * g / 4;
-  }
-  for (int64_t s = 0; s < g / 4; ++s) {
-    IReg w[kR];
+    for (int r = 0; r < ROWS; ++r) {
 #pragma GCC unroll 16
-    for (int c = 0; c < kR; ++c) {
-      w[c] = Q::iload(codes + s * kWordRowBytes + c * Q::kWidth * 4);
+      for (int c = 0; c < kR; ++c) {
+        ia[r][c] = Q::izero();
+      }
+    }
+    for (int64_t s = 0; s < g / 4; ++s) {
+      IReg w[kR];
+#pragma GCC unroll 16
+      for (int c = 0; c < kR; ++c) {
+        w[c] = Q::iload(codes + s * kWordRowBytes + c * Q::kWidth * 4);
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < ROWS; ++r) {
+        const typename Q::XWord x = Q::xword(xq.words(m0 + r)[gi * g / 4 + s]);
+#pragma GCC unroll 16
+        for (int c = 0; c < kR; ++c) {
+          ia[r][c] = Q::dot4(ia[r][c], w[c], x);
+        }
+      }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const typename Q::XWord x = Q::xword(xw[r][s]);
-#pragma GCC unroll 16
-      for (int c = 0; c < kR; ++c) {
-        ia[r][c] = Q::dot4(ia[r][c], w[c], x);
-      }
+      scale_group<Q>(acc[r], ia[r], group_start, span.offset * xq.row_sums(m0 + r)[gi], xq.row_scales(m0 + r)[gi]);
     }
   }
-  const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
-    float* out = op.out + (m0 + r) * op.columns + n0;
-    alignas(64) float partial[kPanelColumns];
-    Reg acc[kR];
-    if (gi == 0) {
-#pragma GCC unroll 16
-      for (int c = 0; c < kR; ++c) {
-        acc[c] = Q::zero();
-      }
-    } else {
-      for (int64_t j = 0; j < kPanelColumns; ++j) {
-        partial[j] = j < cols ? out[j] : 0.0f;
-      }
-#pragma GCC unroll 16
-      for (int c = 0; c < kR; ++c) {
-        acc[c] = Q::load(tiles::F32{}, partial + c * Q::kWidth);
-      }
-    }
-    scale_group<Q>(acc, ia[r], scales, offset * xq.row_sums(m0 + r)[gi], xq.row_scales(m0 + r)[gi]);
-#pragma GCC unroll 16
-    for (int c = 0; c < kR; ++c) {
-      Q::store(partial + c * Q::kWidth, acc[c]);
-    }
-    for (int64_t j = 0; j < cols; ++j) {
-      out[j] = partial[j];
-    }
+    tiles::store_panel<Q>(op, acc[r], op.out + (m0 + r) * op.columns, n0);
   }
 }
 
 // Rows [m, rows), fewer than Q::kQuantRows, as one block of exactly that many.
 template <class Q, int ROWS = 1>
-void gemm_group_tail(const LinearOperands& op, const uint8_t* scales, const uint8_t* codes, int32_t offset, int64_t m,
-                     int64_t n0, int64_t gi) {
+void gemm_tail(const LinearOperands& op, const GroupSpan& span, int64_t m, int64_t n0) {
   if constexpr (ROWS < Q::kQuantRows) {
     if (op.rows - m == ROWS) {
-      gemm_group_rows<Q, ROWS>(op, scales, codes, offset, m, n0, gi);
+      gemm_rows<Q, ROWS>(op, span, m, n0);
     } else {
-      gemm_group_tail<Q, ROWS + 1>(op, scales, codes, offset, m, n0, gi);
+      gemm_tail<Q, ROWS + 1>(op, span, m, n0);
     }
   }
 }
 
-// A chunk of rows over panel p, group by group: an int4 group is unpacked once into `scratch`
-// (int8 codes, offset 8) and every block of rows runs over it.
+// A chunk of rows over panel p, in spans of groups: int8 groups where they lie; int4 groups
+// unpacked once per span into `scratch` (kScratchBytes) as int8 codes with offset 8, which every
+// block of rows then reads.
 template <class Q>
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
+  constexpr int64_t kScratchBytes = kLinearScratchFloats * static_cast<int64_t>(sizeof(float));
   const int64_t gbytes = group_bytes(op);
   const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
-  const bool int4 = op.codes == PanelCodes::kInt4;
-  const int32_t offset = int4 ? 8 : 128;
+  const int64_t groups = op.x_quantized->groups;
   const int64_t n0 = p * kPanelColumns;
-  for (int64_t gi = 0; gi < op.x_quantized->groups; ++gi) {
-    const uint8_t* group_start = panel + gi * gbytes;
-    const uint8_t* codes = group_start + kScaleBytes;
+  const bool int4 = op.codes == PanelCodes::kInt4;
+  const int64_t unpacked_bytes = kScaleBytes + kPanelColumns * op.group;
+  const int64_t per_span = int4 ? kScratchBytes / unpacked_bytes : groups;
+  for (int64_t first = 0; first < groups; first += per_span) {
+    GroupSpan span{panel + first * gbytes, gbytes, first, first + per_span < groups ? first + per_span : groups, 128};
     if (int4) {
-      // Word row j of the packed group holds the int8 word rows 2j (low nibbles) and 2j + 1.
-      for (int64_t j = 0; j < op.group / 8; ++j) {
+      // Word row j of a packed group holds the int8 word rows 2j (low nibbles) and 2j + 1.
+      for (int64_t gi = span.first; gi < span.last; ++gi) {
+        const uint8_t* packed = panel + gi * gbytes;
+        uint8_t* unpacked = scratch + (gi - span.first) * unpacked_bytes;
+        for (int64_t b = 0; b < kScaleBytes; ++b) {
+          unpacked[b] = packed[b];
+        }
+        for (int64_t j = 0; j < op.group / 8; ++j) {
 #pragma GCC unroll 16
-        for (int c = 0; c < kRegs<Q>; ++c) {
-          const typename Q::IReg w = Q::iload(codes + j * kWordRowBytes + c * Q::kWidth * 4);
-          Q::istore(scratch + 2 * j * kWordRowBytes + c * Q::kWidth * 4, Q::low_nibbles(w));
-          Q::istore(scratch + (2 * j + 1) * kWordRowBytes + c * Q::kWidth * 4, Q::high_nibbles(w));
+          for (int c = 0; c < kRegs<Q>; ++c) {
+            const typename Q::IReg w = Q::iload(packed + kScaleBytes + j * kWordRowBytes + c * Q::kWidth * 4);
+            Q::istore(unpacked + kScaleBytes + 2 * j * kWordRowBytes + c * Q::kWidth * 4, Q::low_nibbles(w));
+            Q::istore(unpacked + kScaleBytes + (2 * j + 1) * kWordRowBytes + c * Q::kWidth * 4, Q::high_nibbles(w));
+          }
         }
       }
-      codes = scratch;
+      span = {scratch, unpacked_bytes, span.first, span.last, 8};
     }
     int64_t m = 0;
     for (; m + Q::kQuantRows <= op.rows; m += Q::kQuantRows) {
-      gemm_group_rows<Q, Q::kQuantRows>(op, group_start, codes, offset, m, n0, gi);
+      gemm_rows<Q, Q::kQuantRows>(op, span, m, n0);
     }
-    gemm_group_tail<Q>(op, group_start, codes, offset, m, n0, gi);
+    gemm_tail<Q>(op, span, m, n0);
   }
 }
 
