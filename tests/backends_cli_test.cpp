@@ -78,7 +78,8 @@ TEST(BackendsCli, ExportsForCpuAndInspectShowsThePlacement) {
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   expect_contains(exported.out, "placement: prefill: ");
   expect_contains(exported.out,
-                  "cpu settings: weight_dtype=as_exported, group_size=32, skip_node_id_set={prefill:0} (given), "
+                  "cpu settings: weight_dtype=as_exported, lm_head_dtype=weight_dtype, embedding_dtype=weight_dtype, "
+                  "group_size=32, skip_node_id_set={prefill:0} (given), "
                   "skip_node_op_set={rope} (given), "
                   "skip_mutable_buffer=false");
   CommandResult inspected = run_cli("inspect " + path);

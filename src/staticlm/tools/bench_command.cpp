@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,9 +18,9 @@
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/format/metadata.h"
-#include "staticlm/ops/weight_format.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/program_matrices.h"
 
 namespace staticlm::cli {
 namespace {
@@ -70,20 +72,46 @@ std::vector<int32_t> bench_prompt(int64_t length, int64_t vocab_size) {
   return ids;
 }
 
-uint64_t weight_bytes(const ProgramFile& file) {
+// What a decode step reads and computes: every constant and named data byte but the tables only
+// gathered (an untied embedding reads one row per token), and one multiply-add per element of
+// every matrix a linear kind reads (the formats those are stored in, the largest first).
+struct StepWeights {
   uint64_t bytes = 0;
+  double multiply_adds = 0.0;
+  std::string formats;
+};
+
+StepWeights step_weights(const ProgramFile& file) {
+  StepWeights step;
   const fb::Program& program = file.program();
   if (program.constants() != nullptr) {
     for (const fb::Constant* constant : *program.constants()) {
-      bytes += constant->size();
+      step.bytes += constant->size();
     }
   }
   if (program.named_data() != nullptr) {
     for (const fb::NamedData* entry : *program.named_data()) {
-      bytes += file.segment(entry->segment()).size();
+      step.bytes += file.segment(entry->segment()).size();
     }
   }
-  return bytes;
+  std::map<std::string, uint64_t> by_format;
+  for (const ProgramMatrix& matrix : program_matrices(file)) {
+    if (matrix.gathered_only()) {
+      step.bytes -= std::min(step.bytes, matrix.bytes);
+      continue;
+    }
+    step.multiply_adds += static_cast<double>(num_elements(matrix.shape));
+    by_format[matrix.format] += matrix.bytes;
+  }
+  std::vector<std::pair<uint64_t, std::string>> ordered;
+  for (const auto& [format, bytes] : by_format) {
+    ordered.emplace_back(bytes, format);
+  }
+  std::sort(ordered.rbegin(), ordered.rend());
+  for (const auto& [bytes, format] : ordered) {
+    step.formats += (step.formats.empty() ? "" : " + ") + format;
+  }
+  return step;
 }
 
 void progress(bool enabled, const std::string& line) {
@@ -109,7 +137,7 @@ Status run_bench(const BenchArgs& args) {
                         args.decode_tokens, "), the program has max_cache_len ", config.max_cache_len);
   }
   STATICLM_ASSIGN_OR_RETURN(std::string weight_dtype, metadata_string(engine->file(), hf_static_v1::key::kWeightDtype));
-  STATICLM_ASSIGN_OR_RETURN(const WeightFormat format, WeightFormat::parse(weight_dtype));
+  const StepWeights step = step_weights(engine->file());
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
   ThreadPool& pool = engine->program()->thread_pool();
   const bool show = !args.json_output;
@@ -165,18 +193,19 @@ Status run_bench(const BenchArgs& args) {
   const Sample pp = summarize(prefill_rates);
   const Sample tg = summarize(decode_rates);
   const Sample ttft = summarize(ttfts);
-  const uint64_t bytes = weight_bytes(engine->file());
+  const uint64_t bytes = step.bytes;
   const double roofline_seconds = static_cast<double>(bytes) / bandwidth;
   const double token_seconds = 1.0 / tg.mean;
-  // Two flops per weight element per token: every weight is one multiply-add per token (the
-  // tied embedding table through the lm_head; attention's own flops are left out).
-  const double flops_per_token = 2.0 * static_cast<double>(bytes) * 8.0 / format.bits_per_weight();
+  // Two flops per matrix element per token: every element a linear reads is one multiply-add
+  // (attention's own flops are left out).
+  const double flops_per_token = 2.0 * step.multiply_adds;
   const double barriers_per_token =
       decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
 
   json doc = {
       {"model", args.model.path},
       {"weight_dtype", weight_dtype},
+      {"weight_formats", step.formats},
       {"threads", pool.num_threads()},
       {"weight_bytes", bytes},
       {"read_bandwidth_gbs", bandwidth / 1e9},
@@ -201,8 +230,8 @@ Status run_bench(const BenchArgs& args) {
     std::printf("%s\n", doc.dump(2).c_str());
     return ok_status();
   }
-  std::printf("model: %s (%s weights, %s), %d threads\n", args.model.path.c_str(), weight_dtype.c_str(),
-              human_bytes(bytes).c_str(), pool.num_threads());
+  std::printf("model: %s (%s weights, %s streamed per token), %d threads\n", args.model.path.c_str(),
+              step.formats.c_str(), human_bytes(bytes).c_str(), pool.num_threads());
   std::printf("machine: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (measured now)\n", bandwidth / 1e9,
               fma_peak / 1e9);
   std::printf("decode: %.3f of the roofline (%.1f tok/s), fixed cost %.2f ms/token, %.1f barriers/token\n",

@@ -9,20 +9,15 @@
 // the file is untrusted, so they are parsed defensively.
 #include <cstdio>
 #include <map>
-#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/metadata_keys.h"
-#include "staticlm/format/method_blob.h"
-#include "staticlm/format/method_reader.h"
 #include "staticlm/format/program_file.h"
-#include "staticlm/ops/op_set.h"
-#include "staticlm/ops/weight_format.h"
-#include "staticlm/ops/weight_layout.h"
 #include "staticlm/tools/command.h"
+#include "staticlm/tools/program_matrices.h"
 
 namespace staticlm::cli {
 namespace {
@@ -90,94 +85,16 @@ json io_json(const fb::Method& method, const flatbuffers::Vector<flatbuffers::Of
   return list;
 }
 
-// The matrices one instruction list reads, into `matrices` by storage name (a constant's name, or
-// a named data key): logical shape, layout, format, stored bytes, and which ops read it. An
-// instruction whose op or attributes do not parse is skipped (the loader would refuse it).
-void add_matrices(const fb::Program& program, const MethodSpec& method, std::map<std::string, json>& matrices) {
-  for (const InstructionSpec& instruction : method.instructions) {
-    const KernelCallSpec* call = std::get_if<KernelCallSpec>(&instruction);
-    const Result<OpKind> op = call != nullptr ? find_op(call->op) : Result<OpKind>(not_found("delegate call"));
-    if (!op.ok()) {
-      continue;
-    }
-    const std::vector<size_t> inputs = matrix_inputs(*op, call->inputs.size(), call->attributes);
-    for (size_t m = 0; m < inputs.size(); ++m) {
-      const int32_t index = call->inputs[inputs[m]];
-      if (index < 0 || static_cast<size_t>(index) >= method.values.size()) {
-        continue;
-      }
-      const ValueSpec& value = method.values[static_cast<size_t>(index)];
-      std::string name;
-      if (value.storage == ValueStorage::kNamedData) {
-        name = value.key;
-      } else if (value.storage == ValueStorage::kConstant && program.constants() != nullptr &&
-                 value.index < program.constants()->size()) {
-        name = program.constants()->Get(static_cast<flatbuffers::uoffset_t>(value.index))->name()->str();
-      } else {
-        continue;
-      }
-      const TensorSpec spec{value.dtype, value.shape};
-      const auto layout = matrix_layout(call->attributes, static_cast<int64_t>(m), spec);
-      const auto bytes = tensor_bytes(value.dtype, value.shape);
-      if (!layout.ok() || !bytes.ok()) {
-        continue;
-      }
-      json& entry = matrices[name];
-      if (entry.is_null()) {
-        Shape logical = value.shape;
-        std::string layout_name(kRowsLayout);
-        std::string format(dtype_name(value.dtype));
-        if (*layout) {
-          const PanelLayout& panels = **layout;
-          logical = {panels.rows, panels.cols};
-          layout_name = panel_layout_name(panels.codes);
-          if (panels.is_quantized()) {
-            format = WeightFormat::quantized(panels.codes, panels.group).name();
-          }
-        }
-        const double weights = static_cast<double>(num_elements(logical));
-        entry = {{"name", name},
-                 {"shape", logical},
-                 {"layout", layout_name},
-                 {"format", format},
-                 {"bytes", *bytes},
-                 {"bits_per_weight", weights > 0 ? 8.0 * static_cast<double>(*bytes) / weights : 0.0},
-                 {"read_by", json::array()}};
-      }
-      json& readers = entry["read_by"];
-      if (std::find(readers.begin(), readers.end(), call->op) == readers.end()) {
-        readers.push_back(call->op);
-      }
-    }
-  }
-}
-
-// Every matrix of the program: read by its methods' kernel calls, and by the delegates whose
-// blob is an instruction list (the cpu backend's method blobs; other blobs are opaque).
 json matrices_json(const ProgramFile& file) {
-  const fb::Program& program = file.program();
-  std::map<std::string, json> matrices;
-  if (program.methods() != nullptr) {
-    for (const fb::Method* method : *program.methods()) {
-      if (auto spec = read_method_spec(*method); spec.ok()) {
-        add_matrices(program, *spec, matrices);
-      }
-    }
-  }
-  if (program.delegates() != nullptr) {
-    for (const fb::Delegate* delegate : *program.delegates()) {
-      auto blob = read_method_blob(file.segment(delegate->blob_segment()));
-      if (!blob.ok()) {
-        continue;
-      }
-      if (auto spec = read_method_spec(**blob); spec.ok()) {
-        add_matrices(program, *spec, matrices);
-      }
-    }
-  }
   json list = json::array();
-  for (auto& [name, entry] : matrices) {
-    list.push_back(std::move(entry));
+  for (const ProgramMatrix& matrix : program_matrices(file)) {
+    list.push_back({{"name", matrix.name},
+                    {"shape", matrix.shape},
+                    {"layout", matrix.layout},
+                    {"format", matrix.format},
+                    {"bytes", matrix.bytes},
+                    {"bits_per_weight", matrix.bits_per_weight()},
+                    {"read_by", matrix.read_by}});
   }
   return list;
 }

@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/cpu/export/epilogue_fusion.h"
+#include "staticlm/backends/cpu/export/matrix_formats.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
@@ -571,7 +573,7 @@ TEST(PackWeightsPassTest, RefusesANameTakenByAnotherShape) {
 TEST(WeightDtypePassTest, ConvertsTheMatrixOnceAndRefusesWhatIsNotAFloatDtype) {
   TestGraph made = test_graph();
   Graph& g = *made.graph;
-  WeightDtypePass pass("bf16");
+  WeightDtypePass pass(MatrixFormats::uniform(MatrixFormat{DType::kBF16}));
   ASSERT_TRUE(pass.run(g).ok());
   const ConstantId converted = g.constants().find("w.bf16");
   ASSERT_GE(converted, 0);
@@ -590,12 +592,92 @@ TEST(WeightDtypePassTest, ConvertsTheMatrixOnceAndRefusesWhatIsNotAFloatDtype) {
   ASSERT_TRUE(pass.run(decode).ok());
   EXPECT_EQ(g.constants().size(), constants);
   EXPECT_EQ(decode.value(decode.nodes()[0].inputs[1]).constant, converted);
-  TestGraph other = test_graph();
   for (const char* bad : {"i8", "q8_0", "half"}) {
-    Status refused = WeightDtypePass(bad).run(*other.graph);
-    EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << bad;
-    EXPECT_NE(refused.message().find(str_cat("found '", bad, "'")), std::string::npos) << refused.to_string();
+    auto refused = MatrixFormat::parse(bad, 32, "weight_dtype");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.status().message().find(str_cat("option 'weight_dtype': expected as_exported, f32, f16, bf16, "
+                                                      "int8 or int4, found '",
+                                                      bad, "'")),
+              std::string::npos)
+        << refused.status().to_string();
   }
+  auto bad_group = MatrixFormat::parse("int4", 48, "weight_dtype");
+  ASSERT_FALSE(bad_group.ok());
+  EXPECT_NE(bad_group.status().message().find("option 'group_size': expected 16, 32, 64 or 128, found 48"),
+            std::string::npos);
+}
+
+// A decoder's tail in miniature: embedding, a body linear, and the head whose output is the
+// graph's; `tied`: the head reads the embedding's table.
+struct HeadGraph {
+  Graph graph{std::make_shared<ConstantTable>()};
+  ValueId table = kNoValue;
+  ValueId body_weight = kNoValue;
+  ValueId head_weight = kNoValue;
+};
+
+std::unique_ptr<HeadGraph> head_graph(bool tied) {
+  auto made = std::make_unique<HeadGraph>();
+  Graph& g = made->graph;
+  ValueId ids = *g.add_input("ids", DType::kI64, {1, 2});
+  made->table = counting_constant(g, "embed", 64, 32);
+  made->body_weight = counting_constant(g, "body", 32, 32);
+  made->head_weight = tied ? made->table : counting_constant(g, "head", 64, 32);
+  ValueId x = *g.add(OpKind::kEmbedding, {made->table, ids});
+  ValueId h = *g.add(OpKind::kLinear, {x, made->body_weight});
+  ValueId logits = *g.add(OpKind::kLinear, {h, made->head_weight});
+  EXPECT_TRUE(g.add_output("logits", logits).ok());
+  return made;
+}
+
+// Runs the cpu backend's passes over `g` with `given` options.
+Status run_passes(Graph& g, const std::map<std::string, std::string>& given) {
+  auto backend = CpuBackend::create();
+  OptionMap raw;
+  for (const auto& [name, value] : given) {
+    raw.emplace(name, RawOptionValue::text(value));
+  }
+  auto resolved = resolve_options((*backend)->option_schema(), raw, {});
+  if (!resolved.ok()) return resolved.status();
+  for (auto& pass : (*backend)->passes(*resolved)) {
+    STATICLM_RETURN_IF_ERROR(pass->run(g));
+  }
+  return ok_status();
+}
+
+std::string matrix_name(const Graph& g, size_t node, size_t input) {
+  return g.constants().at(g.value(g.nodes()[node].inputs[input]).constant).name;
+}
+
+TEST(MatrixFormatsTest, TheHeadAndAnUntiedTableTakeTheirOwnFormats) {
+  // A quantized body under an f16 head: the tied table is the head's one f16 tensor.
+  auto tied = head_graph(true);
+  ASSERT_TRUE(run_passes(tied->graph, {{"weight_dtype", "int4"}, {"lm_head_dtype", "f16"}}).ok());
+  EXPECT_EQ(matrix_name(tied->graph, 0, 0), "embed.f16.panel32");
+  EXPECT_EQ(matrix_name(tied->graph, 1, 1), "body.panel32_q4_g32");
+  EXPECT_EQ(matrix_name(tied->graph, 2, 1), "embed.f16.panel32");
+  // Untied: the table as embedding_dtype says (int8 panels, gathered row by row), the head as
+  // the body by default.
+  auto untied = head_graph(false);
+  ASSERT_TRUE(run_passes(untied->graph, {{"weight_dtype", "f16"}, {"embedding_dtype", "int8"}}).ok());
+  EXPECT_EQ(matrix_name(untied->graph, 0, 0), "embed.panel32_q8_g32");
+  EXPECT_EQ(matrix_name(untied->graph, 1, 1), "body.f16.panel32");
+  EXPECT_EQ(matrix_name(untied->graph, 2, 1), "head.f16.panel32");
+  // Under a quantized weight_dtype an untied table stays as exported, in rows.
+  auto plain = head_graph(false);
+  ASSERT_TRUE(run_passes(plain->graph, {{"weight_dtype", "int8"}, {"lm_head_dtype", "as_exported"}}).ok());
+  EXPECT_EQ(matrix_name(plain->graph, 0, 0), "embed");
+  EXPECT_FALSE(plain->graph.nodes()[0].attributes.has(kWeightLayoutAttr));
+  EXPECT_EQ(matrix_name(plain->graph, 2, 1), "head.panel32");
+  // A tied table cannot be two formats.
+  auto conflict = head_graph(true);
+  const Status refused = run_passes(conflict->graph, {{"lm_head_dtype", "bf16"}, {"embedding_dtype", "f16"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("option 'embedding_dtype': 'embed' is both the embedding table and the lm_head "
+                                   "(tied), stored as lm_head_dtype (bf16); embedding_dtype asks f16"),
+            std::string::npos)
+      << refused.to_string();
 }
 
 }  // namespace

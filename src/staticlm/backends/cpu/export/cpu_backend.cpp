@@ -1,6 +1,7 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
 #include "staticlm/backends/cpu/export/epilogue_fusion.h"
+#include "staticlm/backends/cpu/export/matrix_formats.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
@@ -16,25 +17,34 @@ namespace {
 constexpr std::string_view kId = "cpu";
 // The route of the options the backend's own passes consume.
 constexpr std::string_view kRouteCpu = "cpu";
-constexpr std::string_view kKeepWeightDtype = "as_exported";
 constexpr int64_t kDefaultGroupSize = 32;
 
-// The codes weight_dtype asks for: int8 / int4, or kFloat for a float dtype.
-PanelCodes quantized_codes(std::string_view weight_dtype) {
-  if (weight_dtype == "int8") {
-    return PanelCodes::kInt8;
+// Stands in for the passes when the options name no format the passes can store (a group size
+// the schema's range lets through, such as 48): the export fails with its reason.
+class RefusedOptionsPass final : public GraphPass {
+ public:
+  explicit RefusedOptionsPass(Status status) : status_(std::move(status)) {}
+  std::string_view name() const override { return "cpu_options"; }
+  Status run(Graph&) override { return status_; }
+
+ private:
+  Status status_;
+};
+
+// The formats a matrix option offers: `first` (its default), as_exported where that is not it,
+// then the float dtypes and the quantized codes.
+std::vector<AllowedValue> matrix_format_values(AllowedValue first) {
+  std::vector<AllowedValue> values = {std::move(first)};
+  if (values[0].name != kKeepWeightDtype) {
+    values.push_back({std::string(kKeepWeightDtype), "the dtype the exporter wrote", std::nullopt});
   }
-  return weight_dtype == "int4" ? PanelCodes::kInt4 : PanelCodes::kFloat;
-}
-
-std::string weight_dtype_of(const ResolvedOptions& options) {
-  return options.get_string("weight_dtype").value_or(std::string(kKeepWeightDtype));
-}
-
-// Options resolved against another schema (a test backend reusing these passes) have no
-// group_size: that is the default.
-int64_t group_size_of(const ResolvedOptions& options) {
-  return options.get_int("group_size").value_or(kDefaultGroupSize);
+  values.push_back({"f32", "", std::nullopt});
+  values.push_back({"f16", "f16 storage, f32 arithmetic", std::nullopt});
+  values.push_back(
+      {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt});
+  values.push_back({"int8", "int8 codes, one f16 scale per group_size weights (q8_0's bits at 32)", std::nullopt});
+  values.push_back({"int4", "int4 codes, one f16 scale per group_size weights (q4_0's bits at 32)", std::nullopt});
+  return values;
 }
 
 }  // namespace
@@ -71,15 +81,21 @@ Result<DelegatePayload> lower_cpu_partition(const PartitionSubgraph& partition,
 Result<std::shared_ptr<CpuBackend>> CpuBackend::create() {
   std::shared_ptr<CpuBackend> backend(new CpuBackend());
   backend->schema_.backend_id = std::string(kId);
+  backend->schema_.options.push_back(
+      enum_option("weight_dtype", std::string(kKeepWeightDtype),
+                  matrix_format_values({std::string(kKeepWeightDtype),
+                                        "the dtype the exporter wrote (staticlm export --dtype)", std::nullopt}),
+                  kRouteCpu, {}, "dtype of the linear and embedding matrices the backend stores"));
+  backend->schema_.options.push_back(
+      enum_option("lm_head_dtype", std::string(kFollowWeightDtype),
+                  matrix_format_values({std::string(kFollowWeightDtype), "as weight_dtype", std::nullopt}), kRouteCpu,
+                  {}, "dtype of the output head (the linear the logits come from), and of a table tied to it"));
   backend->schema_.options.push_back(enum_option(
-      "weight_dtype", std::string(kKeepWeightDtype),
-      {{std::string(kKeepWeightDtype), "the dtype the exporter wrote (staticlm export --dtype)", std::nullopt},
-       {"f32", "", std::nullopt},
-       {"f16", "f16 storage, f32 arithmetic", std::nullopt},
-       {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt},
-       {"int8", "int8 codes, one f16 scale per group_size weights (q8_0's bits at 32)", std::nullopt},
-       {"int4", "int4 codes, one f16 scale per group_size weights (q4_0's bits at 32)", std::nullopt}},
-      kRouteCpu, {}, "dtype of the linear and embedding matrices the backend stores"));
+      "embedding_dtype", std::string(kFollowWeightDtype),
+      matrix_format_values({std::string(kFollowWeightDtype),
+                            "as a float weight_dtype; as exported under int8 / int4 (a gather reads one row)",
+                            std::nullopt}),
+      kRouteCpu, {}, "dtype of an untied embedding table (a tied one is the lm_head's)"));
   OptionSpec group_size =
       int_option("group_size", kDefaultGroupSize, 16, 128, kRouteCpu, {},
                  "weights per quantization scale along K: 16, 32, 64 or 128 (weight_dtype int8 / int4)");
@@ -101,29 +117,24 @@ std::string_view CpuBackend::summary() const {
 }
 
 std::optional<std::string> CpuBackend::stored_weight_format(const ResolvedOptions& options) const {
-  const std::string weight_dtype = weight_dtype_of(options);
-  if (weight_dtype == kKeepWeightDtype) {
+  // The passes refuse what does not parse, so the export fails before this is recorded.
+  const Result<MatrixFormats> formats = MatrixFormats::from_options(options);
+  if (!formats.ok() || (!formats->body().dtype && !formats->body().quantized())) {
     return std::nullopt;
   }
-  const PanelCodes codes = quantized_codes(weight_dtype);
-  if (codes != PanelCodes::kFloat) {
-    return WeightFormat::quantized(codes, group_size_of(options)).name();
-  }
-  // The pass refuses what does not parse, so the export fails before this is recorded.
-  const Result<DType> parsed = parse_dtype(weight_dtype);
-  return parsed.ok() ? std::optional<std::string>(std::string(dtype_name(*parsed))) : std::nullopt;
+  return formats->body().name();
 }
 
 std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions& options) const {
   std::vector<std::unique_ptr<GraphPass>> passes;
-  // Options resolved against another schema (a test backend reusing these passes) have no
-  // weight_dtype: that is the default. The pass refuses a value that is not a dtype. Quantized
-  // formats are pack_weights' work, from whatever float dtype the exporter wrote.
-  std::string weight_dtype = weight_dtype_of(options);
-  const PanelCodes codes = quantized_codes(weight_dtype);
-  if (weight_dtype != kKeepWeightDtype && codes == PanelCodes::kFloat) {
-    passes.push_back(std::make_unique<WeightDtypePass>(std::move(weight_dtype)));
+  const Result<MatrixFormats> formats = MatrixFormats::from_options(options);
+  if (!formats.ok()) {
+    passes.push_back(std::make_unique<RefusedOptionsPass>(formats.status()));
+    return passes;
   }
+  // Float conversions first; quantized formats are pack_weights' work, from whatever float dtype
+  // the exporter wrote.
+  passes.push_back(std::make_unique<WeightDtypePass>(*formats));
   // The fusions after weight_dtype, which rewrites the weights of linear nodes only.
   passes.push_back(std::make_unique<SwigluFusion>());
   // Before multi_linear_fusion, which would otherwise merge gate and up.
@@ -131,7 +142,7 @@ std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions
   passes.push_back(std::make_unique<LinearAddFusion>());
   passes.push_back(std::make_unique<MultiLinearFusion>());
   // Last: it packs the weights the passes above chose, for the nodes they left.
-  passes.push_back(std::make_unique<PackWeightsPass>(codes, group_size_of(options)));
+  passes.push_back(std::make_unique<PackWeightsPass>(*formats));
   return passes;
 }
 

@@ -2,7 +2,9 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,20 +73,23 @@ bool packable(const Graph& graph, ValueId value) {
 
 class Packer {
  public:
-  Packer(Graph& graph, PanelCodes codes, int64_t group) : graph_(graph), codes_(codes), group_(group) {}
+  explicit Packer(Graph& graph) : graph_(graph) {}
 
-  // The packed value of `original` (packable), made once per constant.
-  Result<ValueId> packed(ValueId original) {
-    if (auto it = packed_.find(original); it != packed_.end()) {
+  // The packed value of `original` (packable) in `format`'s codes, made once per constant and
+  // format.
+  Result<ValueId> packed(ValueId original, const MatrixFormat& format) {
+    const Key key{original, format.codes, format.group};
+    if (auto it = packed_.find(key); it != packed_.end()) {
       return it->second;
     }
     // Copies: adding to the table may move its entries.
     const ConstantEntry entry = graph_.constants().at(graph_.value(original).constant);
-    const bool quantized = codes_ != PanelCodes::kFloat;
-    const PanelLayout layout = quantized ? PanelLayout::quantized(entry.shape[0], entry.shape[1], codes_, group_)
-                                         : PanelLayout::of(entry.shape[0], entry.shape[1], entry.dtype);
+    const bool quantized = format.quantized();
+    const PanelLayout layout = quantized
+                                   ? PanelLayout::quantized(entry.shape[0], entry.shape[1], format.codes, format.group)
+                                   : PanelLayout::of(entry.shape[0], entry.shape[1], entry.dtype);
     const DType stored = quantized ? DType::kU8 : entry.dtype;
-    const std::string name = quantized ? str_cat(entry.name, ".", panel_layout_name(codes_), "_g", group_)
+    const std::string name = quantized ? str_cat(entry.name, ".", panel_layout_name(format.codes), "_g", format.group)
                                        : str_cat(entry.name, ".", kPanel32Layout);
     ConstantId id = graph_.constants().find(name);
     if (id < 0) {
@@ -97,35 +102,36 @@ class Packer {
                               shape_string(layout.packed_shape()));
     }
     STATICLM_ASSIGN_OR_RETURN(const ValueId value, graph_.use_constant(id));
-    packed_.emplace(original, value);
+    packed_.emplace(key, value);
+    packed_originals_.insert(original);
     return value;
   }
 
-  bool was_packed(ValueId original) const { return packed_.count(original) > 0; }
+  bool was_packed(ValueId original) const { return packed_originals_.count(original) > 0; }
 
   // Points `node`'s matrix inputs at their packed values and records the layout.
-  Status pack_node(GraphNode& node, const std::vector<size_t>& matrices) {
+  Status pack_node(GraphNode& node, const std::vector<size_t>& matrices, const MatrixFormat& format) {
     std::vector<int64_t> shapes;
     for (size_t input : matrices) {
       const ValueId original = node.inputs[input];
       const Shape& shape = graph_.value(original).shape;
       shapes.push_back(shape[0]);
       shapes.push_back(shape[1]);
-      STATICLM_ASSIGN_OR_RETURN(node.inputs[input], packed(original));
+      STATICLM_ASSIGN_OR_RETURN(node.inputs[input], packed(original, format));
     }
-    node.attributes.set(std::string(kWeightLayoutAttr), std::string(panel_layout_name(codes_)));
+    node.attributes.set(std::string(kWeightLayoutAttr), std::string(panel_layout_name(format.codes)));
     node.attributes.set(std::string(kWeightShapesAttr), std::move(shapes));
-    if (codes_ != PanelCodes::kFloat) {
-      node.attributes.set(std::string(kWeightGroupAttr), group_);
+    if (format.quantized()) {
+      node.attributes.set(std::string(kWeightGroupAttr), format.group);
     }
     return ok_status();
   }
 
  private:
+  using Key = std::tuple<ValueId, PanelCodes, int64_t>;
   Graph& graph_;
-  PanelCodes codes_;
-  int64_t group_;
-  std::map<ValueId, ValueId> packed_;  // original constant value -> packed one
+  std::map<Key, ValueId> packed_;  // (original constant value, codes, group) -> packed one
+  std::set<ValueId> packed_originals_;
 };
 
 bool already_laid_out(const GraphNode& node) {
@@ -135,12 +141,16 @@ bool already_laid_out(const GraphNode& node) {
 }  // namespace
 
 Status PackWeightsPass::run(Graph& graph) {
-  if (codes_ != PanelCodes::kFloat && !is_quant_group(group_)) {
-    return invalid_argument("option 'group_size': expected 16, 32, 64 or 128, found ", group_);
+  // Every node's format first: the head's is found by its weight value, which this rewrites.
+  std::vector<MatrixFormat> formats;
+  for (const GraphNode& node : graph.nodes()) {
+    STATICLM_ASSIGN_OR_RETURN(MatrixFormat format, formats_.for_node(graph, node));
+    formats.push_back(format);
   }
-  Packer packer(graph, codes_, group_);
+  Packer packer(graph);
   std::vector<GraphNode>& nodes = graph.mutable_nodes();
-  for (GraphNode& node : nodes) {
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    GraphNode& node = nodes[n];
     const std::vector<size_t> matrices = linear_matrices(node);
     if (matrices.empty() || already_laid_out(node)) {
       continue;
@@ -150,14 +160,20 @@ Status PackWeightsPass::run(Graph& graph) {
       all = all && packable(graph, node.inputs[input]);
     }
     if (all) {
-      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, matrices));
+      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, matrices, formats[n]));
     }
   }
-  // Tied tables after every linear is known: the embedding shares what its linear packed.
-  for (GraphNode& node : nodes) {
-    if (node.op == OpKind::kEmbedding && !node.inputs.empty() && !already_laid_out(node) &&
-        packer.was_packed(node.inputs[0])) {
-      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, {0}));
+  // Tables after every linear is known: a tied table shares what its linear packed; an untied
+  // one is quantized when its format asks, and otherwise stays in rows (one contiguous row per
+  // gathered token).
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    GraphNode& node = nodes[n];
+    if (node.op != OpKind::kEmbedding || node.inputs.empty() || already_laid_out(node) ||
+        !packable(graph, node.inputs[0])) {
+      continue;
+    }
+    if (packer.was_packed(node.inputs[0]) || formats[n].quantized()) {
+      STATICLM_RETURN_IF_ERROR(packer.pack_node(node, {0}, formats[n]));
     }
   }
   return ok_status();

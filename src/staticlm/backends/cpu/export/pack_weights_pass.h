@@ -10,9 +10,11 @@
 // same constant (tied embeddings: the table and the output projection stay one tensor);
 // otherwise its table stays in rows, where a gather is one contiguous read.
 //
-// With int8 or int4 codes (weight_dtype=int8|int4), the same matrices are quantized into the
-// panel32_q8 / panel32_q4 layouts (ops/panel_quant.h) from whatever float dtype they have, the
-// group size in the node's `weight_group` attribute.
+// Each matrix takes its role's format (matrix_formats.h: weight_dtype, lm_head_dtype,
+// embedding_dtype): float ones are packed in the dtype weight_dtype left them; int8 / int4 ones
+// are quantized into the panel32_q8 / panel32_q4 layouts (ops/panel_quant.h) from whatever float
+// dtype they have, the group size in the node's `weight_group` attribute. An untied table with a
+// quantized format is quantized too (a gather dequantizes its row).
 //
 // The packed matrix is a new constant "<name>.panel32" ("<name>.panel32_q8_g32", ...) in the
 // program's shared table, found by name when another method asks for it again, so each is stored
@@ -21,7 +23,9 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
+#include "staticlm/backends/cpu/export/matrix_formats.h"
 #include "staticlm/graph/pass_manager.h"
 #include "staticlm/ops/weight_layout.h"
 
@@ -29,15 +33,12 @@ namespace staticlm {
 
 class PackWeightsPass final : public GraphPass {
  public:
-  // kFloat: packed in the weights' own dtype; otherwise quantized in groups of `group` k values
-  // (16, 32, 64 or 128; run() refuses another).
-  explicit PackWeightsPass(PanelCodes codes = PanelCodes::kFloat, int64_t group = 0) : codes_(codes), group_(group) {}
+  explicit PackWeightsPass(MatrixFormats formats = {}) : formats_(std::move(formats)) {}
   std::string_view name() const override { return "pack_weights"; }
   Status run(Graph& graph) override;
 
  private:
-  PanelCodes codes_;
-  int64_t group_;
+  MatrixFormats formats_;
 };
 
 }  // namespace staticlm

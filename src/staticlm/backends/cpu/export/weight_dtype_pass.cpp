@@ -2,26 +2,35 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "staticlm/core/float_convert.h"
 
 namespace staticlm {
 
 Status WeightDtypePass::run(Graph& graph) {
-  const Result<DType> parsed = parse_dtype(dtype_);
-  if (!parsed.ok() || !is_plain_float(*parsed)) {
-    return invalid_argument("option 'weight_dtype': expected f32, f16 or bf16, found '", dtype_, "'");
+  // Every node's format first: the head's is found by its weight value, which this rewrites.
+  std::vector<MatrixFormat> formats;
+  for (const GraphNode& node : graph.nodes()) {
+    STATICLM_ASSIGN_OR_RETURN(MatrixFormat format, formats_.for_node(graph, node));
+    formats.push_back(format);
   }
-  const DType target = *parsed;
-  std::map<ValueId, ValueId> converted;  // original constant value -> converted one
+  // (original constant value, target dtype) -> converted value
+  std::map<std::pair<ValueId, DType>, ValueId> converted;
   std::vector<GraphNode>& nodes = graph.mutable_nodes();
-  for (GraphNode& node : nodes) {
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    GraphNode& node = nodes[n];
+    if (!formats[n].dtype) {
+      continue;  // as exported, or quantized by pack_weights from whatever dtype it has
+    }
+    const DType target = *formats[n].dtype;
     for (size_t input : matrix_inputs(node.op, node.inputs.size(), node.attributes)) {
       const ValueId original = node.inputs[input];
       if (original == kNoValue || graph.value(original).kind != ValueKind::kConstant) {
         continue;
       }
-      auto it = converted.find(original);
+      auto it = converted.find({original, target});
       if (it == converted.end()) {
         // Copies: adding to the table may move its entries.
         const ConstantEntry entry = graph.constants().at(graph.value(original).constant);
@@ -40,7 +49,7 @@ Status WeightDtypePass::run(Graph& graph) {
                                   shape_string(entry.shape));
         }
         STATICLM_ASSIGN_OR_RETURN(const ValueId value, graph.use_constant(id));
-        it = converted.emplace(original, value).first;
+        it = converted.emplace(std::pair{original, target}, value).first;
       }
       node.inputs[input] = it->second;
     }
