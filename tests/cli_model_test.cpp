@@ -2,6 +2,7 @@
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -98,6 +99,36 @@ TEST_F(CliModelTest, InspectListsEveryMatrixWithItsFormat) {
   EXPECT_NE(quantized.out.find("8.50 bits/weight"), std::string::npos) << quantized.out;
   EXPECT_NE(quantized.out.find("cpu/model.layers.1.mlp.up_proj.weight.panel32_q8_g32"), std::string::npos)
       << quantized.out;
+}
+
+// eval scores a text file: the JSON names what it measured, the text form shows the result and
+// its error, and a bad file or window is one line naming the flag.
+TEST_F(CliModelTest, EvalReportsThePerplexityOfATextFile) {
+  const std::string text = test_temp_path("eval.txt");
+  std::ofstream(text) << "hello world, hello again; the quick brown fox jumps over the lazy dog. "
+                      << "hello world";
+  auto json = run_cli("eval " + program_ + " --text " + text + " --ctx 16 --stride 8 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["ctx"], 16);
+  EXPECT_EQ(doc["stride"], 8);
+  EXPECT_EQ(doc["scored_tokens"].get<int64_t>(), doc["tokens"].get<int64_t>() - 1);
+  const double perplexity = doc["perplexity"].get<double>();
+  EXPECT_GT(perplexity, 1.0);
+  EXPECT_TRUE(std::isfinite(perplexity));
+  EXPECT_GT(doc["standard_error"].get<double>(), 0.0);
+  auto plain = run_cli("eval " + program_ + " --text " + text + " -c 16");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("perplexity: "), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find(" ± "), std::string::npos) << plain.out;
+  EXPECT_NE(plain.err.find("window"), std::string::npos) << "a progress bar on stderr";
+  auto missing = run_cli("eval " + program_ + " --text " + test_temp_path("no_such.txt"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("cannot open the file"), std::string::npos) << missing.err;
+  EXPECT_EQ(testing::count_lines(missing.err), 1) << missing.err;
+  auto too_long = run_cli("eval " + program_ + " --text " + text + " --ctx 65");
+  EXPECT_NE(too_long.exit_code, 0);
+  EXPECT_NE(too_long.err.find("(--ctx) must be in [2, 64]"), std::string::npos) << too_long.err;
 }
 
 TEST_F(CliModelTest, LogitsMatchTheReferenceInBothModes) {
