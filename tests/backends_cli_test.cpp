@@ -93,6 +93,19 @@ TEST(BackendsCli, ExportsForCpuAndInspectShowsThePlacement) {
   nlohmann::json doc = nlohmann::json::parse(as_json.out);
   EXPECT_EQ(doc["placement"]["backend"], "cpu");
   EXPECT_EQ(doc["delegates"][0]["settings"]["backend"], "cpu");
+  // Each node that reads matrices says how they are stored; the export and inspect count them.
+  expect_contains(exported.out, "matrix formats: prefill: f32 x ");
+  expect_contains(inspected.out, "    matrix formats: f32 x ");
+  size_t with_format = 0;
+  for (const nlohmann::json& node : doc["placement"]["methods"][0]["nodes"]) {
+    if (node.contains("format")) {
+      EXPECT_EQ(node["format"], "f32") << node.dump();
+      ++with_format;
+    } else {
+      EXPECT_NE(node["op"], "linear") << node.dump();
+    }
+  }
+  EXPECT_GT(with_format, 0u);
   EXPECT_FALSE(doc["metadata"].contains("placement"));
 }
 

@@ -157,6 +157,8 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   encode.add_special_tokens = options.add_special_tokens;
   STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt_tokens, tokenizer.encode(prompt, encode));
   StreamingDecoder decoder(tokenizer, /*skip_special=*/true);
+  // The text continues the prompt: a first token's leading space is kept.
+  decoder.continue_after(prompt_tokens);
   StopStringFilter filter(options.stop_strings);
   std::string text;
   Status stream_error;

@@ -6,6 +6,8 @@
 
 #include "staticlm/graph/alias_roots.h"
 #include "staticlm/graph/pass_manager.h"
+#include "staticlm/ops/weight_format.h"
+#include "staticlm/ops/weight_layout.h"
 #include "staticlm/options/did_you_mean.h"
 #include "staticlm/partition/partition_formation.h"
 #include "staticlm/partition/partition_subgraph.h"
@@ -41,6 +43,27 @@ Result<Partitioner> Partitioner::from_options(const Backend& backend, const Opti
 }
 
 namespace {
+
+// How `node`'s matrices are stored, as the placement report names it: the quantized format
+// ("int4_g32") or the dtype of each, distinct ones joined by "+"; "" for a node without matrices.
+std::string matrix_format(const Graph& graph, const GraphNode& node) {
+  std::vector<std::string> formats;
+  const std::vector<size_t> inputs = matrix_inputs(node.op, node.inputs.size(), node.attributes);
+  for (size_t m = 0; m < inputs.size(); ++m) {
+    const ValueId value = node.inputs[inputs[m]];
+    if (value == kNoValue) {
+      continue;
+    }
+    const auto layout = matrix_layout(node.attributes, static_cast<int64_t>(m), graph.spec(value));
+    const std::string format = layout.ok() && *layout && (*layout)->is_quantized()
+                                   ? WeightFormat::quantized((*layout)->codes, (*layout)->group).name()
+                                   : std::string(dtype_name(graph.value(value).dtype));
+    if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+      formats.push_back(format);
+    }
+  }
+  return join(formats, "+");
+}
 
 // A skip_node_id_set entry: "INDEX" (every method), "METHOD:INDEX", or a node name.
 struct NodeIdPattern {
@@ -292,7 +315,7 @@ Result<ScheduledMethod> partition_method(const Backend& backend, const ResolvedO
     const int32_t p = partitioning.partition_of[n];
     placement.nodes.push_back({static_cast<int32_t>(n), std::string(op_name(node.op)), node.name,
                                p >= 0 ? static_cast<int32_t>(partition_delegate[static_cast<size_t>(p)]) : -1,
-                               p >= 0 ? std::string() : tags.reasons[n]});
+                               p >= 0 ? std::string() : tags.reasons[n], matrix_format(graph, node)});
   }
   ScheduledMethod scheduled;
   scheduled.name = method.name;

@@ -1,5 +1,7 @@
 #include "staticlm/partition/placement_report.h"
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/str_cat.h"
@@ -42,6 +44,9 @@ std::string PlacementReport::to_json() const {
       if (!node.name.empty()) {
         entry["name"] = node.name;
       }
+      if (!node.format.empty()) {
+        entry["format"] = node.format;
+      }
       if (node.delegate >= 0) {
         entry["on"] = backend;
         entry["delegate"] = node.delegate;
@@ -63,6 +68,26 @@ std::string PlacementReport::summary() const {
     parts.push_back(str_cat(method.method, ": ", method.delegated_nodes(), " of ", method.nodes.size(), " nodes on ",
                             backend, " (", method.delegates.size(),
                             method.delegates.size() == 1 ? " delegate)" : " delegates)"));
+  }
+  return join(parts, "; ");
+}
+
+std::string PlacementReport::formats_summary() const {
+  std::vector<std::string> parts;
+  for (const MethodPlacement& method : methods) {
+    std::map<std::string, size_t> counts;
+    for (const NodePlacement& node : method.nodes) {
+      if (!node.format.empty()) {
+        ++counts[node.format];
+      }
+    }
+    std::vector<std::string> formats;
+    for (const auto& [format, count] : counts) {
+      formats.push_back(str_cat(format, " x ", count));
+    }
+    if (!formats.empty()) {
+      parts.push_back(str_cat(method.method, ": ", join(formats, ", ")));
+    }
   }
   return join(parts, "; ");
 }

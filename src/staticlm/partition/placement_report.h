@@ -24,6 +24,7 @@ struct NodePlacement {
   std::string name;       // the node's name, often empty
   int32_t delegate = -1;  // the program delegate running it, or -1: the portable kernels
   std::string reason;     // why it stayed on the portable kernels
+  std::string format;     // how its matrices are stored ("int4_g32", "bf16", "f32+q8_0"); "" for none
 };
 
 struct MethodPlacement {
@@ -41,10 +42,13 @@ struct PlacementReport {
   size_t delegated_nodes() const;
   size_t total_nodes() const;
   // {"backend":..,"settings":{..},"methods":[{"name":..,"delegates":[..],"nodes":[{"node":0,
-  //  "op":"embedding","on":"cpu","delegate":0} | {..,"on":"portable","reason":".."}]}]}
+  //  "op":"embedding","on":"cpu","delegate":0} | {..,"on":"portable","reason":".."}]}]}; a node
+  //  that reads matrices also has "format".
   std::string to_json() const;
   // "prefill: 57 of 57 nodes on cpu (1 delegate); decode: ..."
   std::string summary() const;
+  // The nodes that read matrices, by format: "prefill: int4_g32 x 90, bf16 x 1; decode: ...", or "".
+  std::string formats_summary() const;
 };
 
 }  // namespace staticlm

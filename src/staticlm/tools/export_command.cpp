@@ -124,6 +124,9 @@ Status run_export(const ExportArgs& args) {
     }
     std::printf("  %s settings: %s\n", summary.placement.backend.c_str(), join(settings, ", ").c_str());
     std::printf("  placement: %s (`staticlm inspect` lists every node)\n", summary.placement.summary().c_str());
+    if (const std::string formats = summary.placement.formats_summary(); !formats.empty()) {
+      std::printf("  matrix formats: %s\n", formats.c_str());
+    }
   }
   return ok_status();
 }

@@ -302,12 +302,16 @@ void print_placement(const json& placement) {
       continue;
     }
     std::map<std::string, std::vector<int64_t>> by_delegate;
+    std::map<std::string, size_t> formats;
     std::vector<std::string> left;
     size_t delegated = 0;
     for (const json& node : method["nodes"]) {
       const json index = node.is_object() && node.contains("node") ? node["node"] : json();
       if (!index.is_number_integer()) {
         continue;
+      }
+      if (node.contains("format")) {
+        ++formats[text_field(node, "format")];
       }
       if (node.contains("delegate")) {
         by_delegate[text_field(node, "delegate")].push_back(index.get<int64_t>());
@@ -324,6 +328,13 @@ void print_placement(const json& placement) {
     }
     for (const std::string& line : left) {
       std::printf("    %s\n", line.c_str());
+    }
+    std::vector<std::string> counted;
+    for (const auto& [format, count] : formats) {
+      counted.push_back(str_cat(format, " x ", count));
+    }
+    if (!counted.empty()) {
+      std::printf("    matrix formats: %s\n", join(counted, ", ").c_str());
     }
   }
 }

@@ -91,6 +91,18 @@ Result<std::string> StreamingDecoder::feed(int32_t id) {
   return chunk;
 }
 
+void StreamingDecoder::continue_after(std::span<const int32_t> context) {
+  reset();
+  // The last id that shows text is all the context a window needs (as feed keeps it).
+  for (size_t i = context.size(); i > 0; --i) {
+    if (!(skip_special_ && tokenizer_.is_special(context[i - 1]))) {
+      ids_.push_back(context[i - 1]);
+      break;
+    }
+  }
+  prefix_end_ = ids_.size();
+}
+
 Result<std::string> StreamingDecoder::flush() {
   bool incomplete = false;
   STATICLM_ASSIGN_OR_RETURN(std::string full, window_text(0, ids_.size(), incomplete));

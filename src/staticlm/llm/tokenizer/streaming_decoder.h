@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ class StreamingDecoder {
   // Adds one id; returns the newly completed text (often empty). Fails with OutOfRange for an
   // id outside the vocabulary; the decoder is then unchanged.
   Result<std::string> feed(int32_t id);
+
+  // Makes `context` (ids already shown: a prompt) what the next fed ids continue, emitting none
+  // of it: a position-dependent rule then treats the first fed id as a continuation, so with
+  // SentencePiece's Strip decoder "▁was" after "In the beginning" decodes to " was", not "was".
+  void continue_after(std::span<const int32_t> context);
 
   // Emits whatever is still pending; an unfinished character at the very end becomes U+FFFD.
   // The decoder is then empty, as after reset.

@@ -68,6 +68,23 @@ TEST(StreamingDecoderTest, LeadingSpaceRulesMatchAFullDecode) {
   EXPECT_EQ(joined(chunks), *tokenizer->decode(ids, true));
 }
 
+TEST(StreamingDecoderTest, AContinuationKeepsItsFirstLeadingSpace) {
+  auto tokenizer = load(llama_style_document());
+  ASSERT_NE(tokenizer, nullptr);
+  StreamingDecoder decoder(*tokenizer, true);
+  // After a prompt "<s> ab", the next "ab" is a second word; the prompt is not emitted again.
+  const std::vector<int32_t> prompt = {1, 263};
+  decoder.continue_after(prompt);
+  EXPECT_EQ(*decoder.feed(263), " ab");
+  EXPECT_EQ(*decoder.flush(), "");
+  const std::vector<int32_t> whole = {1, 263, 263};
+  EXPECT_EQ(*tokenizer->decode(whole, true), "ab ab");
+  // A prompt of special tokens only leaves the first piece as the start of the text.
+  const std::vector<int32_t> special = {1};
+  decoder.continue_after(special);
+  EXPECT_EQ(*decoder.feed(263), "ab");
+}
+
 TEST(StreamingDecoderTest, FlushRepairsAnUnfinishedCharacterAndResets) {
   auto tokenizer = load(llama_style_document());
   ASSERT_NE(tokenizer, nullptr);

@@ -48,7 +48,8 @@ struct Part {
 
 // The rows a call computes: a chunk's real rows (a short prompt costs its own tokens, not the
 // chunk's), x from the first of them, and x rounded to bf16 for an entry whose GEMM multiplies
-// bf16 pairs (in the calling thread's buffer, once for every part; the workers only read it).
+// bf16 pairs, or quantized per group for int8 / int4 weights (in the calling thread's buffers,
+// once for every part; the workers only read them).
 struct CallRows {
   int64_t rows = 0;
   int64_t padding = 0;
