@@ -1,8 +1,8 @@
 // The cpu backend's export side. It takes every op of the LLM op set, runs its graph passes
-// (fusions into the op set's fused ops: swiglu), and lowers each partition with the one lowering
-// into a method blob (format/method_blob.h) whose weights are named data: each stored once per
-// program under "cpu/<constant name>" and read by every method's delegate from the same mapped
-// bytes. The runtime side (../runtime) runs the blob.
+// (weight formats, fusions into the op set's fused ops, weight packing), and lowers each
+// partition with the one lowering into a method blob (format/method_blob.h) whose weights are
+// named data: each stored once per program under "cpu/<constant name>" and read by every
+// method's delegate from the same mapped bytes. The runtime side (../runtime) runs the blob.
 #pragma once
 
 #include <memory>
@@ -29,7 +29,8 @@ class CpuBackend final : public Backend {
   std::string_view id() const override;
   std::string_view summary() const override;
   const OptionSchema& option_schema() const override { return schema_; }
-  // The fusions its kernels run as one op: silu + mul -> swiglu.
+  // weight_dtype (float formats), the fusions its kernels run as one op (swiglu, swiglu_linear,
+  // linear_add, multi_linear), then pack_weights (panels, int8 / int4 codes).
   std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions& options) const override;
   std::optional<std::string> stored_weight_format(const ResolvedOptions& options) const override;
   // Every op of the LLM op set.
