@@ -321,6 +321,15 @@ TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
   cpu::quantize_rows(std::vector<float>(8, 0.0f).data(), 1, 8, 8, q);
   EXPECT_EQ(q.row_scales(0)[0], 0.0f);
   EXPECT_EQ(q.codes(0)[0], 0);
+  // A non-finite value makes its group's scale NaN (the outputs it feeds are NaN), never a code.
+  std::vector<float> bad(16, 1.0f);
+  bad[3] = std::nanf("");
+  bad[12] = INFINITY;
+  cpu::quantize_rows(bad.data(), 1, 16, 8, q);
+  EXPECT_TRUE(std::isnan(q.row_scales(0)[0]));
+  EXPECT_TRUE(std::isnan(q.row_scales(0)[1]));
+  EXPECT_EQ(q.codes(0)[0], 0);
+  EXPECT_EQ(q.row_sums(0)[0], 0);
 }
 
 }  // namespace

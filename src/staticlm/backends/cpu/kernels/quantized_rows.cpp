@@ -20,18 +20,22 @@ void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, Q
       const int64_t first = gi * group;
       const int64_t count = std::min(group, inner - first);
       float largest = 0.0f;
+      bool finite = true;
       for (int64_t k = 0; k < count; ++k) {
+        finite = finite && std::isfinite(row[first + k]);
         largest = std::max(largest, std::fabs(row[first + k]));
       }
-      const float inverse = largest > 0.0f ? 127.0f / largest : 0.0f;
+      // A NaN or infinity has no code: its group gets zero codes and a NaN scale, so the outputs
+      // it feeds are NaN, as the float kernels would make them.
+      const float inverse = finite && largest > 0.0f ? 127.0f / largest : 0.0f;
       int32_t sum = 0;
-      for (int64_t k = 0; k < count; ++k) {
+      for (int64_t k = 0; k < count && inverse > 0.0f; ++k) {
         // |x * inverse| <= 127 up to rounding; the clamp keeps a rounding past it in range.
         const auto q = static_cast<int32_t>(std::clamp(std::nearbyint(row[first + k] * inverse), -127.0f, 127.0f));
         codes[first + k] = static_cast<int8_t>(q);
         sum += q;
       }
-      out.scales[static_cast<size_t>(r * out.groups + gi)] = largest / 127.0f;
+      out.scales[static_cast<size_t>(r * out.groups + gi)] = finite ? largest / 127.0f : std::nanf("");
       out.sums[static_cast<size_t>(r * out.groups + gi)] = sum;
     }
   }
