@@ -14,6 +14,7 @@ namespace staticlm::python {
 void register_options(pybind11::module_& m);
 void register_program(pybind11::module_& m);
 void register_export(pybind11::module_& m);
+void register_runner(pybind11::module_& m);
 
 // The builtin backends (cpu, qnn), registered once.
 const BackendRegistry& backend_registry();

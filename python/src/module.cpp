@@ -8,4 +8,5 @@ PYBIND11_MODULE(_staticlm, m) {
   staticlm::python::register_options(m);
   staticlm::python::register_program(m);
   staticlm::python::register_export(m);
+  staticlm::python::register_runner(m);
 }

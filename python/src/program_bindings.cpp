@@ -13,6 +13,7 @@
 
 #include "staticlm/builtin/builtin_runtime.h"
 #include "staticlm/format/metadata.h"
+#include "staticlm/format/program_file.h"
 #include "staticlm/runtime/method_session.h"
 #include "staticlm/runtime/program.h"
 
@@ -47,6 +48,19 @@ py::dict tensor_info(const IoTensorInfo& info) {
   return out;
 }
 
+py::dict metadata_dict(const ProgramFile& file) {
+  py::dict out;
+  const fb::Program& program = file.program();
+  if (program.metadata() == nullptr) {
+    return out;
+  }
+  for (const fb::MetadataEntry* entry : *program.metadata()) {
+    const MetadataValue value = value_or_raise(metadata_value(*entry));
+    out[py::str(entry->key()->str())] = std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
+  }
+  return out;
+}
+
 class PyProgram {
  public:
   PyProgram(const std::string& path, int threads) {
@@ -62,18 +76,8 @@ class PyProgram {
     program_ = value_or_raise(std::move(loaded));
   }
 
-  py::dict metadata() const {
-    py::dict out;
-    const fb::Program& program = program_->file().program();
-    if (program.metadata() == nullptr) {
-      return out;
-    }
-    for (const fb::MetadataEntry* entry : *program.metadata()) {
-      const MetadataValue value = value_or_raise(metadata_value(*entry));
-      out[py::str(entry->key()->str())] = std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
-    }
-    return out;
-  }
+  py::dict metadata() const { return metadata_dict(program_->file()); }
+  std::string path() const { return program_->file().path(); }
 
   std::vector<std::string> method_names() const { return staticlm::method_names(program_->file()); }
 
@@ -169,6 +173,7 @@ class PyProgram {
 void register_program(py::module_& m) {
   py::class_<PyProgram>(m, "Program", "A program file loaded with this build's kernels and backends.")
       .def_property_readonly("metadata", &PyProgram::metadata, "The program's metadata: {key: value}.")
+      .def_property_readonly("path", &PyProgram::path, "The file it was loaded from.")
       .def("method_names", &PyProgram::method_names, "The methods, in file order.")
       .def("method_meta", &PyProgram::method_meta, py::arg("name"),
            "A method's inputs and outputs: {'name', 'inputs': [{'name', 'dtype', 'shape', 'nbytes', "
@@ -178,6 +183,10 @@ void register_program(py::module_& m) {
            "whose dtype, shape and layout fit are read where they lie (a mutable input is updated in "
            "place and must be a writable C-contiguous array); a wrong dtype or shape raises, naming "
            "the input. bf16 tensors are uint16 arrays of their bits.");
+  m.def(
+      "program_metadata",
+      [](const std::string& path) { return metadata_dict(*value_or_raise(ProgramFile::open(path))); }, py::arg("path"),
+      "A program file's metadata, read without loading the program (the file is verified).");
   m.def(
       "load_program", [](const std::string& path, int threads) { return PyProgram(path, threads); }, py::arg("path"),
       py::kw_only(), py::arg("threads") = 0,

@@ -3,8 +3,11 @@ pluggable backends. The C++ core is the _staticlm extension module; this package
 See docs/python.md.
 """
 from ._errors import Error, OptionError
-from ._staticlm import Partitioner, Program, backend_options, backends, export, load_program
+from ._runner import GenerationConfig, Result, Stats, TextLLMRunner, register_runner, runner_for, runners
+from ._staticlm import (Partitioner, Program, Tokenizer, backend_options, backends, export, load_program,
+                        program_metadata)
 
-__all__ = ["Error", "OptionError", "Partitioner", "Program", "backend_options", "backends", "export",
-           "load_program"]
+__all__ = ["Error", "GenerationConfig", "OptionError", "Partitioner", "Program", "Result", "Stats",
+           "TextLLMRunner", "Tokenizer", "backend_options", "backends", "export", "load_program",
+           "program_metadata", "register_runner", "runner_for", "runners"]
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
 """Type stubs of the staticlm package (the names the _staticlm extension module defines)."""
-from typing import Any, Callable, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -54,6 +54,8 @@ class Program:
     """A program file loaded with this build's kernels and backends."""
     @property
     def metadata(self) -> dict[str, Any]: ...
+    @property
+    def path(self) -> str: ...
     def method_names(self) -> list[str]: ...
     def method_meta(self, name: str) -> dict[str, Any]:
         """{'name', 'inputs': [{'name', 'dtype', 'shape', 'nbytes', 'mutable'}], 'outputs': [...]}"""
@@ -62,3 +64,87 @@ class Program:
 
 def load_program(path: str, *, threads: int = 0) -> Program:
     """Opens a program file (mapped, verified, delegates initialised)."""
+
+def program_metadata(path: str) -> dict[str, Any]:
+    """A program file's metadata, read without loading the program."""
+
+class Tokenizer:
+    """A tokenizer: Hugging Face tokenizer.json or SentencePiece .model."""
+    @staticmethod
+    def from_file(path: str) -> "Tokenizer": ...
+    @staticmethod
+    def from_program(path: str) -> "Tokenizer": ...
+    def encode(self, text: str, *, add_special_tokens: bool = True, parse_special: bool = True) -> list[int]: ...
+    def decode(self, ids: Sequence[int], *, skip_special: bool = True) -> str: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def bos_id(self) -> Optional[int]: ...
+    @property
+    def eos_ids(self) -> list[int]: ...
+    def token_to_id(self, token: str) -> Optional[int]: ...
+    def id_to_token(self, id: int) -> str: ...
+    def is_special(self, id: int) -> bool: ...
+
+class GenerationConfig:
+    """How to generate (keyword-only; the same parameters and checks as `staticlm run`)."""
+    max_new_tokens: int
+    temperature: float
+    top_k: int
+    top_p: float
+    min_p: float
+    repetition_penalty: float
+    seed: int
+    stop: tuple[str, ...]
+    def __init__(self, *, max_new_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
+                 min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
+                 stop: tuple[str, ...] = ()) -> None: ...
+
+class Stats:
+    """What `staticlm run` prints after a generation."""
+    prompt_tokens: int
+    generated_tokens: int
+    load_seconds: float
+    prefill_seconds: float
+    time_to_first_token_seconds: float
+    decode_seconds: float
+    decode_steps: int
+    peak_rss_bytes: int
+    io_allocator: str
+    io: dict[str, Any]
+    @property
+    def prefill_tokens_per_second(self) -> float: ...
+    @property
+    def decode_tokens_per_second(self) -> float: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Result:
+    text: str
+    tokens: list[int]
+    finish_reason: Literal["eos", "stop_string", "max_new_tokens", "cancelled"]
+    stats: Stats
+
+class TextLLMRunner:
+    """Text generation over an hf_static v1 program (one engine, one session)."""
+    contract: tuple[str, int]
+    tokenizer: Tokenizer
+    def __init__(self, path: str, *, io_allocator: Optional[str] = None, strict_io: bool = False,
+                 threads: int = 0) -> None: ...
+    def generate(self, prompt: str, config: Optional[GenerationConfig] = None,
+                 token_callback: Optional[Callable[[str], None]] = None) -> Result: ...
+    def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]: ...
+    def prefill(self, prompt: str) -> np.ndarray: ...
+    def reset(self) -> None: ...
+    def stop(self) -> None: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def max_cache_len(self) -> int: ...
+    @property
+    def io_allocator(self) -> str: ...
+    def io_stats(self) -> dict[str, Any]: ...
+
+def register_runner(contract: str, version: int, runner: type) -> None: ...
+def runners() -> dict[tuple[str, int], type]: ...
+def runner_for(program: Union[str, Program], **options: Any) -> Any:
+    """The registered runner of the program's contract, opened on it."""

@@ -1,0 +1,296 @@
+// The LLM runner from Python: _Runner (an Engine and one session over a program, generation with
+// the GIL released and taken back for each callback) and _Tokenizer. staticlm/_runner.py builds
+// the public TextLLMRunner, GenerationConfig, Stats and Result on them.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "staticlm/builtin/builtin_runtime.h"
+#include "staticlm/llm/engine.h"
+#include "staticlm/llm/generator.h"
+#include "staticlm/llm/program_tokenizer.h"
+#include "staticlm/llm/tokenizer/tokenizer.h"
+
+#include "bindings.h"
+#include "status_errors.h"
+
+namespace py = pybind11;
+
+namespace staticlm::python {
+namespace {
+
+// GenerationOptions from a GenerationConfig (its attributes), on the engine's defaults (the
+// program's end-of-sequence ids, greedy).
+GenerationOptions generation_options(const Engine& engine, const py::object& config) {
+  GenerationOptions options = engine.default_generation();
+  options.max_new_tokens = config.attr("max_new_tokens").cast<int64_t>();
+  options.sampling.temperature = config.attr("temperature").cast<double>();
+  options.sampling.top_k = config.attr("top_k").cast<int64_t>();
+  options.sampling.top_p = config.attr("top_p").cast<double>();
+  options.sampling.min_p = config.attr("min_p").cast<double>();
+  options.sampling.repetition_penalty = config.attr("repetition_penalty").cast<double>();
+  options.sampling.seed = config.attr("seed").cast<uint64_t>();
+  options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
+  return options;
+}
+
+// The names OpenAI-style APIs and Python code compare against.
+std::string finish_reason(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEos: return "eos";
+    case StopReason::kStopString: return "stop_string";
+    case StopReason::kMaxNewTokens: return "max_new_tokens";
+    case StopReason::kCancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+py::dict io_dict(const IoStats& io) {
+  py::list allocators;
+  uint64_t buffers = 0;
+  uint64_t bytes = 0;
+  for (const AllocatorUsage& usage : io.per_allocator) {
+    py::dict entry;
+    entry["allocator"] = usage.allocator;
+    entry["buffers"] = usage.buffers;
+    entry["bytes"] = usage.bytes;
+    allocators.append(entry);
+    buffers += usage.buffers;
+    bytes += usage.bytes;
+  }
+  py::dict out;
+  out["allocators"] = allocators;
+  out["buffers"] = buffers;
+  out["bytes"] = bytes;
+  out["fallbacks"] = io.fallbacks;
+  out["fallback_bytes"] = io.fallback_bytes;
+  return out;
+}
+
+class Runner {
+ public:
+  Runner(const std::string& path, const std::string& io_allocator, bool strict_io, int threads) {
+    EngineOptions options;
+    options.io_allocator = io_allocator;
+    options.strict_io = strict_io;
+    options.num_threads = threads;
+    EngineRuntime runtime = value_or_raise(builtin_engine_runtime());
+    auto opened = [&] {
+      py::gil_scoped_release release;
+      return Engine::open(path, options, std::move(runtime));
+    }();
+    engine_ = value_or_raise(std::move(opened));
+    tokenizer_ = value_or_raise(engine_->tokenizer());
+    session_ = value_or_raise(engine_->new_session());
+  }
+
+  // Generates; on_text (or None) receives each final piece of text. An exception it raises stops
+  // generation and is raised here.
+  py::dict generate(const std::string& prompt, const py::object& config, const py::object& on_text) {
+    GenerationOptions options = generation_options(*engine_, config);
+    cancel_.store(false);
+    options.cancel = &cancel_;
+    std::optional<py::error_already_set> callback_error;
+    TextCallback callback;
+    if (!on_text.is_none()) {
+      callback = [&](std::string_view piece) {
+        py::gil_scoped_acquire acquire;
+        if (callback_error) {
+          return;
+        }
+        try {
+          on_text(py::str(piece.data(), piece.size()));
+        } catch (py::error_already_set& error) {
+          callback_error = std::move(error);
+          cancel_.store(true);
+        }
+      };
+    }
+    auto result = [&] {
+      py::gil_scoped_release release;
+      return engine_->generate(*session_, prompt, options, callback);
+    }();
+    if (callback_error) {
+      callback_error->restore();
+      throw py::error_already_set();
+    }
+    const GenerationResult generated = value_or_raise(std::move(result));
+    py::dict out;
+    out["text"] = generated.text;
+    out["tokens"] = generated.tokens;
+    out["prompt_tokens"] = generated.prompt_tokens;
+    out["finish_reason"] = finish_reason(generated.stop_reason);
+    py::dict stats;
+    stats["prompt_tokens"] = generated.prompt_tokens.size();
+    stats["generated_tokens"] = generated.tokens.size();
+    stats["load_seconds"] = engine_->load_seconds();
+    stats["prefill_seconds"] = generated.prefill_seconds;
+    stats["time_to_first_token_seconds"] = generated.time_to_first_token_seconds;
+    stats["decode_seconds"] = generated.decode_seconds;
+    stats["decode_steps"] = generated.decode_steps;
+    stats["peak_rss_bytes"] = generated.peak_rss_bytes;
+    stats["io_allocator"] = engine_->io_allocator();
+    stats["io"] = io_dict(generated.io);
+    out["stats"] = stats;
+    return out;
+  }
+
+  // Feeds the prompt from an empty cache; returns the last position's logits.
+  py::array_t<float> prefill(const std::string& prompt) {
+    const std::vector<int32_t> tokens = value_or_raise(tokenizer_->encode(prompt, EncodeOptions{}));
+    py::array_t<float> logits(static_cast<py::ssize_t>(session_->vocab_size()));
+    float* out = logits.mutable_data();
+    const int64_t last = static_cast<int64_t>(tokens.size()) - 1;
+    Status status;
+    {
+      py::gil_scoped_release release;
+      session_->reset();
+      status = session_->prefill(tokens, [&](int64_t index, std::span<const float> row) {
+        if (index == last || !session_->prefill_returns_all_logits()) {
+          std::copy(row.begin(), row.end(), out);
+        }
+      });
+    }
+    ok_or_raise(status);
+    return logits;
+  }
+
+  void reset() { session_->reset(); }
+  // Asks a generation in progress to stop after the token being generated; any thread.
+  void stop() { cancel_.store(true); }
+  int64_t position() const { return session_->position(); }
+  int64_t max_cache_len() const { return session_->max_cache_len(); }
+  std::string io_allocator() const { return engine_->io_allocator(); }
+  py::dict io_stats() const { return io_dict(session_->io_stats()); }
+  std::string contract() const { return str_cat(engine_->contract().name(), " v", engine_->contract().version()); }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  const Tokenizer* tokenizer_ = nullptr;
+  std::unique_ptr<LlmSession> session_;
+  std::atomic<bool> cancel_{false};
+};
+
+Result<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return not_found("'", path.string(), "': cannot open the file");
+  }
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A tokenizer.json (with the tokenizer_config.json beside it), a tokenizer.model, or a directory
+// holding one (tokenizer.json first, as load_tokenizer_from_dir).
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_from_path(const std::string& path) {
+  const std::filesystem::path file(path);
+  if (std::filesystem::is_directory(file)) {
+    return load_tokenizer_from_dir(path);
+  }
+  if (file.extension() == ".model") {
+    STATICLM_ASSIGN_OR_RETURN(std::string bytes, read_file(file));
+    return load_sentencepiece_model(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  }
+  if (file.extension() != ".json") {
+    return invalid_argument("'", path, "': expected a tokenizer.json, a tokenizer .model or a directory");
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::string json, read_file(file));
+  const std::filesystem::path config = file.parent_path() / "tokenizer_config.json";
+  std::optional<std::string> config_text;
+  if (std::filesystem::exists(config)) {
+    STATICLM_ASSIGN_OR_RETURN(config_text, read_file(config));
+  }
+  return load_tokenizer_json(json, config_text ? std::optional<std::string_view>(*config_text) : std::nullopt);
+}
+
+// A tokenizer the Python object owns, or one a runner owns (kept alive by the runner).
+struct PyTokenizer {
+  std::shared_ptr<const Tokenizer> tokenizer;
+};
+
+PyTokenizer tokenizer_of(Runner& runner, py::object owner) {
+  // The runner outlives this view: the shared_ptr's deleter holds a reference to it.
+  const Tokenizer* raw = &runner.tokenizer();
+  return PyTokenizer{std::shared_ptr<const Tokenizer>(raw, [owner = std::move(owner)](const Tokenizer*) mutable {
+    py::gil_scoped_acquire acquire;
+    owner = py::none();
+  })};
+}
+
+}  // namespace
+
+void register_runner(py::module_& m) {
+  py::class_<PyTokenizer>(m, "Tokenizer", "A tokenizer: Hugging Face tokenizer.json or SentencePiece .model.")
+      .def_static(
+          "from_file",
+          [](const std::string& path) {
+            return PyTokenizer{std::shared_ptr<const Tokenizer>(value_or_raise(load_tokenizer_from_path(path)))};
+          },
+          py::arg("path"),
+          "Loads a tokenizer.json (with the tokenizer_config.json beside it), a tokenizer.model, or a "
+          "directory holding one.")
+      .def_static(
+          "from_program",
+          [](const std::string& path) {
+            const auto file = value_or_raise(ProgramFile::open(path));
+            return PyTokenizer{std::shared_ptr<const Tokenizer>(value_or_raise(load_program_tokenizer(*file)))};
+          },
+          py::arg("path"), "The tokenizer a program file embeds.")
+      .def(
+          "encode",
+          [](const PyTokenizer& t, const std::string& text, bool add_special_tokens, bool parse_special) {
+            EncodeOptions options;
+            options.add_special_tokens = add_special_tokens;
+            options.parse_special = parse_special;
+            return value_or_raise(t.tokenizer->encode(text, options));
+          },
+          py::arg("text"), py::kw_only(), py::arg("add_special_tokens") = true, py::arg("parse_special") = true,
+          "Token ids of `text` (BOS etc. as the tokenizer defines, with add_special_tokens).")
+      .def(
+          "decode",
+          [](const PyTokenizer& t, const std::vector<int32_t>& ids, bool skip_special) {
+            return value_or_raise(t.tokenizer->decode(ids, skip_special));
+          },
+          py::arg("ids"), py::kw_only(), py::arg("skip_special") = true,
+          "Text of `ids` (ill-formed UTF-8 repaired); Error (OutOfRange) for an id outside the vocabulary.")
+      .def_property_readonly(
+          "vocab_size", [](const PyTokenizer& t) { return t.tokenizer->vocab_size(); }, "Tokens in the vocabulary.")
+      .def_property_readonly(
+          "bos_id", [](const PyTokenizer& t) { return t.tokenizer->bos_id(); }, "The BOS id, or None.")
+      .def_property_readonly(
+          "eos_ids", [](const PyTokenizer& t) { return t.tokenizer->eos_ids(); }, "The end-of-sequence ids.")
+      .def(
+          "token_to_id", [](const PyTokenizer& t, const std::string& token) { return t.tokenizer->token_to_id(token); },
+          py::arg("token"), "The id of a token string, or None.")
+      .def(
+          "id_to_token", [](const PyTokenizer& t, int32_t id) { return value_or_raise(t.tokenizer->id_to_token(id)); },
+          py::arg("id"), "The token string of an id.")
+      .def(
+          "is_special", [](const PyTokenizer& t, int32_t id) { return t.tokenizer->is_special(id); }, py::arg("id"),
+          "Whether an id is a special token.");
+
+  py::class_<Runner>(m, "_Runner", "An engine and one session over a program (see staticlm.TextLLMRunner).")
+      .def(py::init<const std::string&, const std::string&, bool, int>(), py::arg("path"), py::arg("io_allocator"),
+           py::arg("strict_io"), py::arg("threads"))
+      .def("generate", &Runner::generate, py::arg("prompt"), py::arg("config"), py::arg("on_text"))
+      .def("prefill", &Runner::prefill, py::arg("prompt"))
+      .def("reset", &Runner::reset)
+      .def("stop", &Runner::stop, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("position", &Runner::position)
+      .def_property_readonly("max_cache_len", &Runner::max_cache_len)
+      .def_property_readonly("io_allocator", &Runner::io_allocator)
+      .def_property_readonly("contract", &Runner::contract)
+      .def("io_stats", &Runner::io_stats)
+      .def("tokenizer", [](py::object self) { return tokenizer_of(self.cast<Runner&>(), self); });
+}
+
+}  // namespace staticlm::python

@@ -1,0 +1,178 @@
+"""The LLM runner from Python: runners registered by I/O contract, TextLLMRunner for hf_static v1
+programs, and the plain data it takes and returns (GenerationConfig, Stats, Result). The work is
+the C++ engine's (_staticlm._Runner); this module shapes it for Python."""
+import os
+import queue
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator, Optional, Tuple
+
+from ._errors import Error
+from ._staticlm import Program, Tokenizer, _Runner, program_metadata
+
+__all__ = ["GenerationConfig", "Result", "Stats", "TextLLMRunner", "register_runner", "runner_for", "runners"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationConfig:
+    """How to generate: the same parameters, defaults and checks as `staticlm run` (greedy unless
+    temperature > 0; the C++ sampler refuses bad values with its message)."""
+    max_new_tokens: int = 128
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    seed: int = 0
+    stop: Tuple[str, ...] = ()  # stop before the first occurrence of any of these
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What `staticlm run` prints after a generation, as data."""
+    prompt_tokens: int
+    generated_tokens: int
+    load_seconds: float
+    prefill_seconds: float
+    time_to_first_token_seconds: float
+    decode_seconds: float
+    decode_steps: int
+    peak_rss_bytes: int
+    io_allocator: str
+    io: dict = field(default_factory=dict)  # allocators [{allocator, buffers, bytes}], buffers, bytes,
+    #                                         fallbacks, fallback_bytes
+
+    @property
+    def prefill_tokens_per_second(self) -> float:
+        return self.prompt_tokens / self.prefill_seconds if self.prefill_seconds > 0 else 0.0
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        return self.decode_steps / self.decode_seconds if self.decode_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["prefill_tokens_per_second"] = self.prefill_tokens_per_second
+        out["decode_tokens_per_second"] = self.decode_tokens_per_second
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    """A generation: its text (stop string excluded), token ids, why it ended ("eos",
+    "stop_string", "max_new_tokens" or "cancelled") and its statistics."""
+    text: str
+    tokens: list
+    finish_reason: str
+    stats: Stats
+
+
+class TextLLMRunner:
+    """Text generation over an hf_static v1 program: one engine and one session (its own KV
+    caches and I/O buffers). io_allocator: "heap", "shm", "rpcmem" or None (the program's
+    backend's preferred one, else heap); strict_io: a heap fallback raises instead of being
+    counted; threads counts the caller's, 0 = one per physical core."""
+
+    contract = ("hf_static", 1)
+
+    def __init__(self, path, *, io_allocator: Optional[str] = None, strict_io: bool = False, threads: int = 0):
+        self._runner = _Runner(os.fspath(path), io_allocator or "", strict_io, threads)
+        self.tokenizer: Tokenizer = self._runner.tokenizer()
+
+    def generate(self, prompt: str, config: Optional[GenerationConfig] = None,
+                 token_callback: Optional[Callable[[str], None]] = None) -> Result:
+        """Generates from `prompt` (the cache is reset first). token_callback receives each piece
+        of text as soon as it is final (never a broken UTF-8 sequence, never part of a stop
+        string); an exception it raises stops generation and propagates. The GIL is released
+        while generating."""
+        generated = self._runner.generate(prompt, config or GenerationConfig(), token_callback)
+        return Result(text=generated["text"], tokens=generated["tokens"], finish_reason=generated["finish_reason"],
+                      stats=Stats(**generated["stats"]))
+
+    def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]:
+        """The pieces of text generate() would pass its callback, as an iterator. Leaving the loop
+        early stops the generation."""
+        pieces: queue.Queue = queue.Queue()
+        done = object()
+        failure = []
+
+        def produce():
+            try:
+                self.generate(prompt, config, pieces.put)
+            except BaseException as error:  # noqa: B036 - handed to the consumer
+                failure.append(error)
+            finally:
+                pieces.put(done)
+
+        thread = threading.Thread(target=produce, daemon=True)
+        thread.start()
+        try:
+            while True:
+                piece = pieces.get()
+                if piece is done:
+                    break
+                yield piece
+        finally:
+            self.stop()
+            thread.join()
+        if failure:
+            raise failure[0]
+
+    def prefill(self, prompt: str):
+        """Feeds `prompt` from an empty cache; returns the last position's logits (numpy)."""
+        return self._runner.prefill(prompt)
+
+    def reset(self) -> None:
+        """Forgets the cached tokens."""
+        self._runner.reset()
+
+    def stop(self) -> None:
+        """Stops a generation in progress after the token being generated (from any thread, or
+        from a callback); it returns with finish_reason "cancelled"."""
+        self._runner.stop()
+
+    @property
+    def position(self) -> int:
+        return self._runner.position
+
+    @property
+    def max_cache_len(self) -> int:
+        return self._runner.max_cache_len
+
+    @property
+    def io_allocator(self) -> str:
+        return self._runner.io_allocator
+
+    def io_stats(self) -> dict:
+        """The session's I/O buffers: allocators, buffers, bytes, fallbacks, fallback_bytes."""
+        return self._runner.io_stats()
+
+
+_RUNNERS = {}
+
+
+def register_runner(contract: str, version: int, runner: type) -> None:
+    """Makes `runner` (a class taking the program path and keyword options) the runner of a
+    contract version."""
+    _RUNNERS[(contract, version)] = runner
+
+
+def runners() -> dict:
+    """The registered runners: {(contract, version): class}."""
+    return dict(_RUNNERS)
+
+
+def runner_for(program, **options):
+    """The runner registered for the program's contract, opened on it (`program`: a path or a
+    Program loaded from one). Error listing the supported contracts for another."""
+    path = program.path if isinstance(program, Program) else os.fspath(program)
+    metadata = program_metadata(path)
+    key = (metadata.get("contract"), metadata.get("contract_version"))
+    if key not in _RUNNERS:
+        supported = ", ".join(f"{name} v{version}" for name, version in sorted(_RUNNERS))
+        raise Error(f"program '{path}' declares contract {key[0]} v{key[1]}; the registered runners take: {supported}",
+                    "Unimplemented")
+    return _RUNNERS[key](path, **options)
+
+
+register_runner(*TextLLMRunner.contract, TextLLMRunner)
