@@ -44,13 +44,16 @@ class Stats:
 
     @property
     def prefill_tokens_per_second(self) -> float:
+        """Prompt tokens per second of prefill (0 when prefill took no measurable time)."""
         return self.prompt_tokens / self.prefill_seconds if self.prefill_seconds > 0 else 0.0
 
     @property
     def decode_tokens_per_second(self) -> float:
+        """Decode steps per second (0 before any decode step)."""
         return self.decode_steps / self.decode_seconds if self.decode_seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
+        """Every field and both rates as a plain dict (json.dumps-ready)."""
         out = asdict(self)
         out["prefill_tokens_per_second"] = self.prefill_tokens_per_second
         out["decode_tokens_per_second"] = self.decode_tokens_per_second
@@ -133,14 +136,17 @@ class TextLLMRunner:
 
     @property
     def position(self) -> int:
+        """Tokens now held in the KV cache (0 after reset())."""
         return self._runner.position
 
     @property
     def max_cache_len(self) -> int:
+        """The program's KV-cache capacity in tokens: prompt plus generated tokens must fit."""
         return self._runner.max_cache_len
 
     @property
     def io_allocator(self) -> str:
+        """The I/O-buffer allocator in use: "heap", "shm" or "rpcmem"."""
         return self._runner.io_allocator
 
     def io_stats(self) -> dict:
