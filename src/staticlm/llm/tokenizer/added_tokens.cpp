@@ -4,8 +4,8 @@
 
 #include <utf8proc.h>
 
+#include "staticlm/core/utf8.h"
 #include "staticlm/llm/tokenizer/bpe_model.h"
-#include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
 namespace {

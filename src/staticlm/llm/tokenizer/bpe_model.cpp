@@ -2,7 +2,7 @@
 
 #include <queue>
 
-#include "staticlm/llm/tokenizer/utf8.h"
+#include "staticlm/core/utf8.h"
 
 namespace staticlm {
 namespace {

@@ -2,8 +2,8 @@
 #include <optional>
 #include <string>
 
+#include "staticlm/core/utf8.h"
 #include "staticlm/llm/tokenizer/hf_tokenizer.h"
-#include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <utf8proc.h>
 
+#include "staticlm/core/utf8.h"
 #include "staticlm/llm/tokenizer/regex.h"
-#include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <utf8proc.h>
 
+#include "staticlm/core/utf8.h"
 #include "staticlm/llm/tokenizer/byte_level.h"
 #include "staticlm/llm/tokenizer/normalizer.h"
 #include "staticlm/llm/tokenizer/regex.h"
-#include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
 namespace {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "staticlm/core/mapped_file.h"
+#include "staticlm/core/utf8.h"
 #include "staticlm/llm/tokenizer/sentencepiece_tokenizer.h"
-#include "staticlm/llm/tokenizer/utf8.h"
 
 namespace staticlm {
 namespace {

@@ -1,8 +1,6 @@
-#include "staticlm/llm/tokenizer/utf8.h"
+#include "staticlm/core/utf8.h"
 
 #include <gtest/gtest.h>
-
-#include "staticlm/llm/tokenizer/byte_level.h"
 
 namespace staticlm {
 namespace {
@@ -49,20 +47,6 @@ TEST(Utf8Test, ValidityAndDecoding) {
   EXPECT_EQ(encoded, "\xF0\x9F\x98\x80");
   EXPECT_TRUE(utf8_is_white_space(U'\u3000'));
   EXPECT_FALSE(utf8_is_white_space(U'\u200B'));
-}
-
-TEST(ByteLevelTest, MatchesTheGpt2Alphabet) {
-  std::string mapped;
-  byte_level_encode(std::string("a \n\x7F\xAD", 5), mapped);
-  // 'a' stays, space -> U+0120 'Ġ', newline -> U+010A 'Ċ', DEL -> U+0121 'ġ', soft hyphen -> U+0143 'Ń'.
-  EXPECT_EQ(mapped, "a\xC4\xA0\xC4\x8A\xC4\xA1\xC5\x83");
-  auto bytes = byte_level_decode(mapped);
-  ASSERT_TRUE(bytes.has_value());
-  EXPECT_EQ(*bytes, std::string("a \n\x7F\xAD", 5));
-  EXPECT_FALSE(byte_level_decode("a b").has_value());  // a plain space is outside the alphabet
-  EXPECT_EQ(parse_byte_token("<0xE2>"), 0xE2);
-  EXPECT_EQ(parse_byte_token("<0xZ2>"), -1);
-  EXPECT_EQ(parse_byte_token("<0xE2"), -1);
 }
 
 }  // namespace

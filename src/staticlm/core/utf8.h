@@ -1,6 +1,6 @@
-// UTF-8 helpers shared by the tokenizer pieces. Token pieces are raw byte strings: a byte-level
-// or byte-fallback token may hold part of a character, so every function here accepts arbitrary
-// bytes and never assumes its input is valid.
+// UTF-8 helpers shared by the tokenizers and the chat templates. Token pieces are raw byte
+// strings (a byte-level or byte-fallback token may hold part of a character) and template text is
+// untrusted, so every function here accepts arbitrary bytes and never assumes they are valid.
 #pragma once
 
 #include <cstddef>

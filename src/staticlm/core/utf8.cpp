@@ -1,4 +1,4 @@
-#include "staticlm/llm/tokenizer/utf8.h"
+#include "staticlm/core/utf8.h"
 
 namespace staticlm {
 namespace {
