@@ -32,6 +32,8 @@ set(_staticlm_forbidden
   "staticlm_backend_qnn:staticlm_partition,staticlm_exporter,staticlm_llm"
   "staticlm_partition:staticlm_runtime,staticlm_exporter,staticlm_llm"
   "staticlm_exporter:staticlm_runtime,staticlm_llm"
+  "staticlm_chat:staticlm_server,${_staticlm_export_side}"
+  "staticlm_server:${_staticlm_export_side}"
   "staticlm_jinja:staticlm_ops,staticlm_options,staticlm_format,staticlm_runtime,staticlm_llm,staticlm_tokenizer,${_staticlm_export_side}"
 )
 

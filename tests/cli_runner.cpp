@@ -25,10 +25,10 @@ std::string test_temp_path(const std::string& name) {
   return (std::filesystem::path(::testing::TempDir()) / (test + "_" + name)).string();
 }
 
-CommandResult run_cli(const std::string& args, const std::string& binary) {
+CommandResult run_cli(const std::string& args, const std::string& binary, const std::string& stdin_path) {
   const std::string out_path = test_temp_path("stdout.txt");
   const std::string err_path = test_temp_path("stderr.txt");
-  const std::string command = binary + " " + args + " >" + out_path + " 2>" + err_path + " </dev/null";
+  const std::string command = binary + " " + args + " >" + out_path + " 2>" + err_path + " <" + stdin_path;
   const int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

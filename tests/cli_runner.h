@@ -12,8 +12,9 @@ struct CommandResult {
 };
 
 // `args` is appended to the binary's path as a shell command line (the full `staticlm` CLI
-// unless another binary is named).
-CommandResult run_cli(const std::string& args, const std::string& binary = STATICLM_CLI);
+// unless another binary is named); stdin reads `stdin_path`.
+CommandResult run_cli(const std::string& args, const std::string& binary = STATICLM_CLI,
+                      const std::string& stdin_path = "/dev/null");
 std::string read_file(const std::string& path);
 size_t count_lines(const std::string& text);
 // A path in the test temp dir, unique per running test.

@@ -161,6 +161,53 @@ TEST(EngineTest, AGenerationCanBeStoppedFromOutside) {
   EXPECT_EQ(stop_reason_name(result->stop_reason), "stopped by the caller");
 }
 
+// A conversation's next turn starts with the previous turn's prompt and reply: only the rest is
+// prefilled, and the tokens are those of a fresh session given the whole prompt.
+TEST(EngineTest, AReusedPrefixIsNotPrefilledAgainAndChangesNothing) {
+  const testing::FixtureReference ref = testing::load_fixture_reference("qwen3");
+  auto engine = open(export_plain("qwen3", "engine_prefix.slm"));
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  GenerationOptions options = (*engine)->default_generation();
+  options.eos_ids.clear();
+  options.max_new_tokens = 6;
+  options.reuse_cached_prefix = true;
+  auto reused = (*engine)->new_session();
+  auto fresh = (*engine)->new_session();
+  ASSERT_TRUE(reused.ok() && fresh.ok());
+  auto first = generate_tokens(**reused, ref.prompt_tokens, options);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(first->cached_prompt_tokens, 0);
+  // The cache holds the prompt and every generated token but the last (never fed back).
+  std::vector<int32_t> expected_cache = ref.prompt_tokens;
+  expected_cache.insert(expected_cache.end(), first->tokens.begin(), first->tokens.end() - 1);
+  EXPECT_EQ(std::vector<int32_t>((*reused)->cached_tokens().begin(), (*reused)->cached_tokens().end()), expected_cache);
+
+  std::vector<int32_t> next = ref.prompt_tokens;
+  next.insert(next.end(), first->tokens.begin(), first->tokens.end());
+  next.insert(next.end(), {5, 6, 7});
+  auto second = generate_tokens(**reused, next, options);
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  EXPECT_EQ(second->cached_prompt_tokens, static_cast<int64_t>(expected_cache.size()));
+  GenerationOptions reset = options;
+  reset.reuse_cached_prefix = false;
+  auto from_scratch = generate_tokens(**fresh, next, reset);
+  ASSERT_TRUE(from_scratch.ok());
+  EXPECT_EQ(from_scratch->cached_prompt_tokens, 0);
+  EXPECT_EQ(second->tokens, from_scratch->tokens);
+
+  // A prompt that diverges early keeps only the shared start; the same prompt again still
+  // feeds its last token, whose logits pick the first new token.
+  std::vector<int32_t> diverged(next.begin(), next.begin() + 2);
+  diverged.push_back(9);
+  auto third = generate_tokens(**reused, diverged, options);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->cached_prompt_tokens, 2);
+  auto again = generate_tokens(**reused, diverged, options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->cached_prompt_tokens, 2);
+  EXPECT_EQ(again->tokens, third->tokens);
+}
+
 TEST(EngineTest, MessagesNameParametersNotFlags) {
   auto engine = open(export_plain("llama", "engine_messages.slm"));
   ASSERT_TRUE(engine.ok());

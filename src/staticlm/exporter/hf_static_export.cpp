@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <optional>
 
+#include "staticlm/chat/jinja/template.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/core/mapped_file.h"
+#include "staticlm/core/utf8.h"
 #include "staticlm/exporter/hf_config.h"
 #include "staticlm/exporter/model_family.h"
 #include "staticlm/exporter/safetensors.h"
@@ -17,8 +19,8 @@
 namespace staticlm {
 
 struct TokenizerFiles {
-  std::vector<EmbeddedFileSpec> files;
-  std::vector<MappedFile> mappings;  // kept alive until the program is written
+  std::vector<EmbeddedFileSpec> files;  // the tokenizer's, then the chat template when there is one
+  std::vector<MappedFile> mappings;     // kept alive until the program is written
   std::string kind = std::string(hf_static_v1::kTokenizerNone);
   std::string hash;
 };
@@ -92,6 +94,32 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
   }
   STATICLM_ASSIGN_OR_RETURN(out.hash, sha256_hex(pieces));
   return out;
+}
+
+// The chat template to embed: the file the caller names, else the checkpoint's chat_template.jinja.
+// Checked here, so a template that cannot render fails the export rather than the first chat.
+Result<std::optional<EmbeddedFileSpec>> read_chat_template(const std::string& model_dir,
+                                                           const std::string& override_path) {
+  std::string path = override_path;
+  if (path.empty()) {
+    path = (std::filesystem::path(model_dir) / "chat_template.jinja").string();
+    if (!std::filesystem::exists(path)) {
+      return std::optional<EmbeddedFileSpec>();
+    }
+  }
+  auto text = read_text_file(path);
+  if (!text.ok()) {
+    return text.status().with_context("option 'chat_template'");
+  }
+  if (!utf8_is_valid(*text)) {
+    return invalid_argument("chat template '", path, "': not valid UTF-8");
+  }
+  auto parsed = jinja::Template::parse(*text);
+  if (!parsed.ok()) {
+    return parsed.status().with_context(str_cat("chat template '", path, "'"));
+  }
+  std::vector<uint8_t> bytes(text->begin(), text->end());
+  return std::optional<EmbeddedFileSpec>(EmbeddedFileSpec{"chat_template.jinja", make_owned_source(std::move(bytes))});
 }
 
 // The format the program's matrices are stored in (ops/weight_format.h): the export's dtype, unless
@@ -186,6 +214,11 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
 
   STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
   build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<EmbeddedFileSpec> chat_template,
+                            read_chat_template(model_dir, options.chat_template_path));
+  if (chat_template) {
+    build.tokenizer->files.push_back(std::move(*chat_template));
+  }
   LowerOptions lower;
   lower.metadata = contract_metadata(config, model.params, options, stored_weight_format(options, partitioner),
                                      max_cache_len, *build.tokenizer);

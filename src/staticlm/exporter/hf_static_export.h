@@ -26,6 +26,9 @@ struct HfStaticExportOptions {
   DType cache_dtype = DType::kF32;  // f32 or f16
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
   LogitsMode logits = LogitsMode::kAll;
+  // A Jinja chat template to embed (as chat_template.jinja) instead of the checkpoint's own
+  // chat_template.jinja; a template in tokenizer_config.json travels inside that file.
+  std::string chat_template_path;
   std::function<void(const WriteProgress&)> on_progress;
   // Delegation (docs/backends.md): the backend to partition for (nullptr: every node runs on
   // the portable kernels; the caller keeps it alive), its options as the user gave them, and

@@ -35,8 +35,13 @@ class LlmSession {
   virtual Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) = 0;
   // Feeds one token through the decode method.
   virtual Status decode(int32_t token, const LogitsSink& sink) = 0;
+  // The tokens in the cache, in order (position() of them).
+  virtual std::span<const int32_t> cached_tokens() const = 0;
   // Forgets the cached tokens (the cache memory is kept).
   virtual void reset() = 0;
+  // Keeps the first `length` cached tokens and forgets the rest (no-op when length >=
+  // position()); a later feed overwrites the forgotten slots, which no query attends to meanwhile.
+  virtual void truncate(int64_t length) = 0;
   virtual IoStats io_stats() const = 0;
 };
 

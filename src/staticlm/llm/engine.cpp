@@ -119,4 +119,10 @@ Result<GenerationResult> Engine::generate(LlmSession& session, std::string_view 
   return generate_text(session, *tokenizer, prompt, options, on_text);
 }
 
+Result<GenerationResult> Engine::generate(LlmSession& session, std::span<const int32_t> prompt_tokens,
+                                          const GenerationOptions& options, const TextCallback& on_text) const {
+  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());
+  return generate_text(session, *tokenizer, prompt_tokens, options, on_text);
+}
+
 }  // namespace staticlm

@@ -72,6 +72,9 @@ class Engine {
   // GenerationOptions::cancel stops it from another thread.
   Result<GenerationResult> generate(LlmSession& session, std::string_view prompt, const GenerationOptions& options,
                                     const TextCallback& on_text = {}) const;
+  // The same from an encoded prompt (a rendered chat template, token ids sent to the server).
+  Result<GenerationResult> generate(LlmSession& session, std::span<const int32_t> prompt_tokens,
+                                    const GenerationOptions& options, const TextCallback& on_text = {}) const;
 
  private:
   Engine() = default;

@@ -60,6 +60,11 @@ class StopStringFilter {
   std::string held_;
 };
 
+int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  const auto mismatch = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return mismatch.first - a.begin();
+}
+
 }  // namespace
 
 std::string_view stop_reason_name(StopReason reason) {
@@ -107,11 +112,16 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     }
   };
 
-  session.reset();
+  // At least the last prompt token is fed, for the logits that sample the first new token.
+  const int64_t cached =
+      options.reuse_cached_prefix ? std::min(common_prefix(session.cached_tokens(), prompt), prompt_len - 1) : 0;
+  session.truncate(cached);
+  result.cached_prompt_tokens = cached;
+  const std::span<const int32_t> fed = prompt.subspan(static_cast<size_t>(cached));
   const auto start = Clock::now();
-  STATICLM_RETURN_IF_ERROR(session.prefill(prompt, keep_last));
+  STATICLM_RETURN_IF_ERROR(session.prefill(fed, keep_last));
   result.prefill_seconds = seconds_since(start);
-  if (last_index != prompt_len - 1) {
+  if (last_index != static_cast<int64_t>(fed.size()) - 1) {
     return internal_error("prefill returned no logits for the last prompt token");
   }
 
@@ -156,6 +166,12 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   EncodeOptions encode;
   encode.add_special_tokens = options.add_special_tokens;
   STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt_tokens, tokenizer.encode(prompt, encode));
+  return generate_text(session, tokenizer, std::span<const int32_t>(prompt_tokens), options, on_text);
+}
+
+Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tokenizer,
+                                       std::span<const int32_t> prompt_tokens, const GenerationOptions& options,
+                                       const TextCallback& on_text) {
   StreamingDecoder decoder(tokenizer, /*skip_special=*/true);
   // The text continues the prompt: a first token's leading space is kept.
   decoder.continue_after(prompt_tokens);

@@ -23,6 +23,9 @@ struct GenerationOptions {
   std::vector<int32_t> eos_ids;           // generation stops (without emitting) on any of these
   std::vector<std::string> stop_strings;  // generation stops before the first occurrence of any
   bool add_special_tokens = true;         // BOS etc. as the tokenizer defines
+  // Keep the session's cached tokens that the prompt starts with and prefill only the rest (a
+  // conversation's next turn, a request extending an earlier one). False: reset the session.
+  bool reuse_cached_prefix = false;
   // Ids at or above this are never sampled (0 = no limit). Models often pad the logits beyond
   // the tokenizer's vocabulary (Qwen: 151936 logits, 151665 tokens); generate_text sets it to
   // the tokenizer's vocab_size so a padding id can never reach the detokenizer.
@@ -37,8 +40,9 @@ std::string_view stop_reason_name(StopReason reason);
 
 struct GenerationResult {
   std::vector<int32_t> prompt_tokens;
-  std::vector<int32_t> tokens;  // generated, without the eos token that stopped generation
-  std::string text;             // generated text (stop string excluded)
+  int64_t cached_prompt_tokens = 0;  // prompt tokens found in the session's cache, not prefilled
+  std::vector<int32_t> tokens;       // generated, without the eos token that stopped generation
+  std::string text;                  // generated text (stop string excluded)
   StopReason stop_reason = StopReason::kMaxNewTokens;
   double prefill_seconds = 0.0;
   double time_to_first_token_seconds = 0.0;
@@ -54,7 +58,7 @@ using TokenCallback = std::function<bool(int32_t token)>;
 // sequence, never part of a stop string).
 using TextCallback = std::function<void(std::string_view text)>;
 
-// Generates from token ids. Resets the session first. Fails with OutOfRange before any work
+// Generates from token ids. Resets the session first unless reuse_cached_prefix. Fails with OutOfRange before any work
 // when the prompt plus max_new_tokens exceeds the session's cache, InvalidArgument for an empty
 // prompt, a token outside the vocabulary or bad sampling parameters.
 Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const int32_t> prompt,
@@ -63,5 +67,9 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
 // Encodes `prompt`, generates and streams the decoded text.
 Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tokenizer, std::string_view prompt,
                                        const GenerationOptions& options, const TextCallback& on_text = {});
+// The same from a prompt already encoded (a rendered chat template, a server's token prompt).
+Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tokenizer,
+                                       std::span<const int32_t> prompt_tokens, const GenerationOptions& options,
+                                       const TextCallback& on_text = {});
 
 }  // namespace staticlm

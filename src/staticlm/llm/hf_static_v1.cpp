@@ -84,7 +84,12 @@ class HfStaticSession final : public LlmSession {
   int64_t max_cache_len() const override { return c_.max_cache_len; }
   int64_t position() const override { return position_; }
   bool prefill_returns_all_logits() const override { return !c_.logits_last; }
-  void reset() override { position_ = 0; }
+  std::span<const int32_t> cached_tokens() const override { return tokens_; }
+  void reset() override { truncate(0); }
+  void truncate(int64_t length) override {
+    position_ = std::clamp<int64_t>(length, 0, position_);
+    tokens_.resize(static_cast<size_t>(position_));
+  }
   IoStats io_stats() const override { return io_->stats(); }
 
   Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) override {
@@ -174,6 +179,7 @@ class HfStaticSession final : public LlmSession {
       }
     }
     position_ += count;
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
     return ok_status();
   }
 
@@ -205,6 +211,7 @@ class HfStaticSession final : public LlmSession {
   std::vector<uint8_t*> key_caches_;
   std::vector<uint8_t*> value_caches_;
   int64_t position_ = 0;
+  std::vector<int32_t> tokens_;  // what the cache holds: position_ of them
 };
 
 class HfStaticV1 final : public LlmContract {

@@ -26,6 +26,7 @@ Command add_eval_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_logits_command(CLI::App& parent);
 Command add_run_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
 Command add_tokenize_command(CLI::App& parent);
 
 // "1.5 MiB", "312 B".

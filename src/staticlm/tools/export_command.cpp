@@ -28,7 +28,8 @@ constexpr std::string_view kNoBackend = "none";
 constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"prefill_len", "--prefill-len"},
                                                                           {"max_cache_len", "--max-cache-len"},
                                                                           {"cache_dtype", "--cache-dtype"},
-                                                                          {"no_fallback", "--no-fallback"}};
+                                                                          {"no_fallback", "--no-fallback"},
+                                                                          {"chat_template", "--chat-template"}};
 
 struct ExportArgs {
   std::string model_dir;
@@ -43,6 +44,7 @@ struct ExportArgs {
   std::vector<std::string> options;  // key=value
   std::string options_file;
   bool no_fallback = false;
+  std::string chat_template;
 };
 
 // The untyped backend options: the file's, then the command line's (a key in both is refused).
@@ -85,6 +87,7 @@ Status run_export(const ExportArgs& args) {
   options.max_cache_len = args.max_cache_len;
   options.kv_update = args.kv_update == "returned" ? KvUpdateForm::kReturned : KvUpdateForm::kInPlace;
   options.logits = args.logits == "last" ? LogitsMode::kLast : LogitsMode::kAll;
+  options.chat_template_path = args.chat_template;
   if (isatty(STDERR_FILENO)) {
     options.on_progress = draw_progress;
   }
@@ -161,6 +164,8 @@ Command add_export_command(CLI::App& parent) {
                   "Delegate backend to partition for (see `staticlm backends`); none = every node on the portable "
                   "reference kernels")
       ->capture_default_str();
+  app->add_option("--chat-template", args->chat_template,
+                  "Jinja chat template to embed, instead of the checkpoint's own (docs/chat.md)");
   app->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "staticlm/chat/program_chat_template.h"
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/metadata_keys.h"
 #include "staticlm/format/program_file.h"
@@ -208,6 +209,9 @@ json describe(const ProgramFile& file) {
     }
   }
   doc["embedded_files"] = files;
+  // Where `run --chat` and `serve` take the chat template from; null: the ChatML default.
+  const std::optional<std::string> chat_template = program_chat_template_origin(file);
+  doc["chat_template"] = chat_template ? json(*chat_template) : json(nullptr);
   doc["matrices"] = matrices_json(file);
   return doc;
 }
@@ -387,6 +391,9 @@ void print_text(const json& doc, bool each_matrix) {
     std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),
                 human_bytes(embedded["bytes"].get<uint64_t>()).c_str());
   }
+  std::printf("chat template: %s\n", doc["chat_template"].is_null()
+                                         ? "none (run --chat and serve use ChatML, docs/chat.md)"
+                                         : doc["chat_template"].get<std::string>().c_str());
 }
 
 struct InspectOptions {

@@ -1,5 +1,5 @@
 // `staticlm run MODEL -p PROMPT [...]`: streams generated text to stdout and the run
-// statistics to stderr.
+// statistics to stderr; `--chat` holds a conversation instead (run_chat.cpp).
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -7,22 +7,10 @@
 
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/run_args.h"
 
 namespace staticlm::cli {
 namespace {
-
-constexpr std::pair<std::string_view, std::string_view> kRunFlags[] = {
-    {"max_new_tokens", "-n"}, {"temperature", "--temp"}, {"top_k", "--top-k"},
-    {"top_p", "--top-p"},     {"min_p", "--min-p"},      {"repetition_penalty", "--repeat-penalty"}};
-
-struct RunArgs {
-  EngineArgs model;
-  std::string prompt;
-  int64_t max_new_tokens = 128;
-  SamplingParams sampling;
-  std::vector<std::string> stop;
-  bool quiet = false;
-};
 
 // `load_seconds`: opening the engine and its session, everything before the first token is fed.
 void print_stats(const Engine& engine, double load_seconds, const GenerationResult& result) {
@@ -47,6 +35,15 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
 }
 
 Status run_generation(const RunArgs& args) {
+  if (args.chat) {
+    return run_chat(args);
+  }
+  if (args.prompt.empty()) {
+    return invalid_argument("-p/--prompt is required (or --chat for a conversation)");
+  }
+  if (!args.system.empty() || !args.chat_template.empty()) {
+    return invalid_argument("--system and --chat-template apply to --chat");
+  }
   const auto start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
@@ -75,8 +72,16 @@ Command add_run_command(CLI::App& parent) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* app = parent.add_subcommand("run", "Generate text from a prompt (text to stdout, stats to stderr)");
   app->add_option("model", args->model.path, "Program file (.slm)")->required();
-  app->add_option("-p,--prompt", args->prompt, "Prompt text")->required();
-  app->add_option("-n,--max-new-tokens", args->max_new_tokens, "Tokens to generate at most")->capture_default_str();
+  app->add_option("-p,--prompt", args->prompt, "Prompt text");
+  app->add_flag("--chat", args->chat,
+                "Hold a conversation: messages from stdin, the model's chat template, /reset, /exit");
+  app->add_option("--system", args->system, "System message leading the conversation (--chat)");
+  app->add_option("--chat-template", args->chat_template,
+                  "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
+  CLI::Option* max_new = app->add_option("-n,--max-new-tokens", args->max_new_tokens,
+                                         "Tokens to generate at most (--chat: per reply; default: until the context "
+                                         "is full)")
+                             ->capture_default_str();
   app->add_option("--temp", args->sampling.temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
   app->add_option("--top-k", args->sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
   app->add_option("--top-p", args->sampling.top_p, "Nucleus sampling threshold")->capture_default_str();
@@ -88,7 +93,10 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
   add_engine_flags(*app, args->model);
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
-  return {app, [args]() { return run_generation(*args); }};
+  return {app, [args, max_new]() {
+            args->max_new_tokens_given = max_new->count() > 0;
+            return run_generation(*args);
+          }};
 }
 
 }  // namespace staticlm::cli

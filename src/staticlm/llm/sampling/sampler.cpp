@@ -39,6 +39,12 @@ Status SamplingParams::validate() const {
     return invalid_argument("sampling option 'repetition_window' must be >= 0 (0 = whole history), found ",
                             repetition_window);
   }
+  for (const auto& [name, value] : {std::pair<const char*, double>{"frequency_penalty", frequency_penalty},
+                                    std::pair<const char*, double>{"presence_penalty", presence_penalty}}) {
+    if (!(value >= -2.0 && value <= 2.0)) {
+      return invalid_argument("sampling option '", name, "' must be in [-2, 2] (0 = off), found ", value);
+    }
+  }
   return ok_status();
 }
 
@@ -82,7 +88,7 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
   if (all_masked) {
     return invalid_argument("logits: all ", vocab_size_, " values are -inf, no token can be sampled");
   }
-  if (params_.repetition_penalty == 1.0) {
+  if (params_.repetition_penalty == 1.0 && params_.frequency_penalty == 0.0 && params_.presence_penalty == 0.0) {
     return ok_status();
   }
 
@@ -97,7 +103,16 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
                               ", outside the vocabulary [0, ", vocab_size_, ")");
     }
   }
+  apply_repetition_penalty(window);
+  apply_count_penalties(window);
+  return ok_status();
+}
+
+void Sampler::apply_repetition_penalty(std::span<const int32_t> window) {
   const double penalty = params_.repetition_penalty;
+  if (penalty == 1.0) {
+    return;
+  }
   for (const int32_t token : window) {
     if (penalized_[token] != 0) {
       continue;  // a token is penalized once however often it occurred (as in Hugging Face)
@@ -113,7 +128,29 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
   for (const int32_t token : window) {
     penalized_[token] = 0;
   }
-  return ok_status();
+}
+
+void Sampler::apply_count_penalties(std::span<const int32_t> window) {
+  if (params_.frequency_penalty == 0.0 && params_.presence_penalty == 0.0) {
+    return;
+  }
+  counted_.assign(window.begin(), window.end());
+  std::sort(counted_.begin(), counted_.end());
+  for (size_t begin = 0; begin < counted_.size();) {
+    size_t end = begin;
+    while (end < counted_.size() && counted_[end] == counted_[begin]) {
+      ++end;
+    }
+    float& logit = candidates_[static_cast<size_t>(counted_[begin])].logit;
+    const double lowered = static_cast<double>(logit) - params_.frequency_penalty * static_cast<double>(end - begin) -
+                           params_.presence_penalty;
+    // As above: a finite logit stays finite, -inf stays masked.
+    logit = logit == kNegativeInfinity
+                ? logit
+                : static_cast<float>(std::clamp(lowered, static_cast<double>(std::numeric_limits<float>::lowest()),
+                                                static_cast<double>(std::numeric_limits<float>::max())));
+    begin = end;
+  }
 }
 
 int32_t Sampler::greedy_token() const {

@@ -27,11 +27,15 @@ struct SamplingParams {
   double min_p = 0.0;               // drop tokens with p < min_p * p_max; 0 = off
   double repetition_penalty = 1.0;  // 1 = off
   int64_t repetition_window = 64;   // last N history tokens are penalized; 0 = the whole history
+  // OpenAI's penalties over the same window: a token's logit loses frequency_penalty times its
+  // count there, and presence_penalty once if it occurs at all. 0 = off.
+  double frequency_penalty = 0.0;
+  double presence_penalty = 0.0;
   uint64_t seed = 0;
 
   // InvalidArgument naming the field when temperature is negative or not finite, top_k < 0,
-  // top_p outside (0, 1], min_p outside [0, 1), repetition_penalty <= 0 (or not finite) or
-  // repetition_window < 0.
+  // top_p outside (0, 1], min_p outside [0, 1), repetition_penalty <= 0 (or not finite),
+  // repetition_window < 0, or a frequency / presence penalty outside [-2, 2].
   Status validate() const;
 };
 
@@ -65,6 +69,8 @@ class Sampler {
   Sampler(SamplingParams params, int64_t vocab_size);
 
   Status load_logits(std::span<const float> logits, std::span<const int32_t> history);
+  void apply_repetition_penalty(std::span<const int32_t> window);
+  void apply_count_penalties(std::span<const int32_t> window);
   int32_t greedy_token() const;
   int32_t sample_token();
   void sort_prefix(int64_t prefix, int64_t count);
@@ -77,6 +83,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<Candidate> candidates_;  // vocab_size_ entries; in token order after load_logits
   std::vector<uint8_t> penalized_;     // per token: already penalized during this call
+  std::vector<int32_t> counted_;       // the window, sorted, to count occurrences
   int64_t sorted_prefix_ = 0;          // candidates_[0, sorted_prefix_) are the best, in order
 };
 

@@ -154,6 +154,28 @@ TEST(SamplerTest, RepetitionPenaltyCountsEachTokenOnce) {
   EXPECT_EQ(sample_ok(sampler, {2.0f, 1.2f}, {0, 0, 0}), 0);
 }
 
+TEST(SamplerTest, FrequencyPenaltyGrowsWithEachOccurrence) {
+  SamplingParams params;
+  params.frequency_penalty = 0.5;
+  Sampler sampler = make_sampler(params, 2);
+  // Once: 2.0 - 0.5 = 1.5 > 1.2; three times: 2.0 - 1.5 = 0.5 < 1.2.
+  EXPECT_EQ(sample_ok(sampler, {2.0f, 1.2f}, {0}), 0);
+  EXPECT_EQ(sample_ok(sampler, {2.0f, 1.2f}, {0, 1, 0, 0}), 1);
+  params.frequency_penalty = -1.0;  // negative: favours repeats
+  Sampler favouring = make_sampler(params, 2);
+  EXPECT_EQ(sample_ok(favouring, {1.0f, 1.5f}, {0}), 0);
+}
+
+TEST(SamplerTest, PresencePenaltyCountsEachTokenOnce) {
+  SamplingParams params;
+  params.presence_penalty = 0.5;
+  Sampler sampler = make_sampler(params, 3);
+  // 2.0 - 0.5 = 1.5 > 1.2 however often token 0 occurred; token 1 is lowered too.
+  EXPECT_EQ(sample_ok(sampler, {2.0f, 1.8f, 1.4f}, {0, 0, 0, 0}), 1);
+  EXPECT_EQ(sample_ok(sampler, {2.0f, 1.8f, 1.4f}, {0, 0, 1}), 0);
+  EXPECT_EQ(sample_ok(sampler, {1.8f, 1.6f, 1.4f}, {0, 1}), 2);
+}
+
 TEST(SamplerTest, RepetitionWindowLimitsThePenalizedHistory) {
   const std::vector<float> logits = {2.0f, 1.2f, 0.0f};
   const std::vector<int32_t> history = {0, 2, 2};
@@ -415,6 +437,14 @@ TEST(SamplerTest, ValidationNamesTheBadField) {
   params = SamplingParams{};
   params.repetition_window = -1;
   expect_invalid(params, "repetition_window");
+  for (const double penalty : {-2.01, 2.5, std::numeric_limits<double>::quiet_NaN()}) {
+    params = SamplingParams{};
+    params.frequency_penalty = penalty;
+    expect_invalid(params, "frequency_penalty");
+    params = SamplingParams{};
+    params.presence_penalty = penalty;
+    expect_invalid(params, "presence_penalty");
+  }
 
   params = SamplingParams{};
   params.top_p = 1.0;

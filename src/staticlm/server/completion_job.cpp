@@ -1,0 +1,151 @@
+#include "staticlm/server/completion_job.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <random>
+
+#include "staticlm/chat/conversation.h"
+
+namespace staticlm::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<std::vector<int32_t>> chat_prompt(const ModelContext& model, const CompletionRequest& request) {
+  ChatRenderInputs inputs;
+  inputs.messages = request.messages;
+  inputs.tools = request.tools;
+  inputs.extra = request.template_kwargs;
+  inputs.add_generation_prompt = true;
+  auto rendered = model.chat->chat_template.render(inputs);
+  if (!rendered.ok()) {
+    // The template refusing a conversation (roles that do not alternate, ...) is the request's fault.
+    return invalid_argument("'messages': ", rendered.status().message());
+  }
+  return encode_chat_prompt(*model.tokenizer, *rendered);
+}
+
+Result<std::vector<int32_t>> completion_prompt(const ModelContext& model, const CompletionRequest& request) {
+  if (!request.prompt_tokens) {
+    EncodeOptions encode;  // a text prompt gets the tokenizer's special tokens (BOS), as llama-server does
+    return model.tokenizer->encode(request.prompt, encode);
+  }
+  const int64_t vocab = std::min<int64_t>(model.tokenizer->vocab_size(), model.pool->vocab_size());
+  for (size_t i = 0; i < request.prompt_tokens->size(); ++i) {
+    if ((*request.prompt_tokens)[i] >= vocab) {
+      return invalid_argument("'prompt': token ", i, " is ", (*request.prompt_tokens)[i],
+                              ", outside the vocabulary [0, ", vocab, ")");
+    }
+  }
+  return *request.prompt_tokens;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext& model, CompletionRequest request,
+                                                              CompletionHeader header) {
+  const bool chat = request.endpoint == Endpoint::kChatCompletions;
+  const std::string_view prompt_field = chat ? "messages" : "prompt";
+  STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt,
+                            chat ? chat_prompt(model, request) : completion_prompt(model, request));
+  if (prompt.empty()) {
+    return invalid_argument("'", prompt_field, "': the prompt encodes to no tokens");
+  }
+  // n new tokens need prompt + n - 1 positions: the last one is never fed back.
+  const int64_t context = model.pool->context_length();
+  const auto prompt_len = static_cast<int64_t>(prompt.size());
+  const int64_t room = context - prompt_len + 1;
+  if (room < 1) {
+    return invalid_argument("'", prompt_field, "': the prompt is ", prompt_len, " tokens and the context holds ",
+                            context, "; shorten it");
+  }
+  if (request.max_tokens && *request.max_tokens > room) {
+    return invalid_argument("'max_tokens': the prompt is ", prompt_len, " tokens and the context holds ", context,
+                            ", so at most ", room, " tokens can be generated; ", *request.max_tokens,
+                            " were requested");
+  }
+  GenerationOptions options =
+      chat ? chat_generation_options(*model.engine, *model.chat) : model.engine->default_generation();
+  options.reuse_cached_prefix = true;
+  options.sampling = request.sampling;
+  if (!request.seed_given) {
+    options.sampling.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+  }
+  options.stop_strings.insert(options.stop_strings.end(), request.stop.begin(), request.stop.end());
+  options.max_new_tokens = request.max_tokens.value_or(room);
+  STATICLM_ASSIGN_OR_RETURN(QueueTicket ticket, model.pool->enqueue());
+  std::shared_ptr<CompletionJob> job(
+      new CompletionJob(model, std::move(request), std::move(header), std::move(ticket)));
+  job->prompt_ = std::move(prompt);
+  job->options_ = std::move(options);
+  return job;
+}
+
+std::string CompletionJob::event(const Json& json) const {
+  return "data: " + dump_json_text(json) + "\n\n";
+}
+
+void CompletionJob::run(const ResponseWriter& write_to_client) {
+  const bool chat = request_.endpoint == Endpoint::kChatCompletions;
+  std::atomic<bool> gone{false};
+  auto write = [&](std::string_view bytes) {
+    if (gone.load(std::memory_order_relaxed) || !write_to_client(bytes)) {
+      gone.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  };
+  // Whitespace before a JSON body and SSE comments are ignored by clients; writing one shows
+  // whether the client is still connected.
+  const std::string_view probe = streaming() ? std::string_view(": waiting\n\n") : std::string_view(" ");
+  std::optional<SessionLease> lease = model_.pool->acquire(
+      std::move(ticket_), prompt_, [&] { return write(probe); }, model_.client_check_seconds);
+  if (!lease) {
+    model_.metrics->count_cancelled();
+    return;
+  }
+  if (streaming() && chat) {
+    write(event(chat_chunk_json(header_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
+  }
+  auto last_check = Clock::now();
+  const auto check_every = std::chrono::duration<double>(model_.client_check_seconds);
+  auto on_text = [&](std::string_view text) {
+    if (streaming()) {
+      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr)
+                       : text_chunk_json(header_, text, nullptr)));
+    } else if (Clock::now() - last_check > check_every) {
+      last_check = Clock::now();
+      write(probe);
+    }
+  };
+  GenerationOptions options = options_;
+  options.cancel = &gone;
+  auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
+  if (!result.ok()) {
+    const Json error = error_json(api_error(result.status()));
+    write(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
+    return;
+  }
+  if (result->stop_reason == StopReason::kCancelled) {
+    model_.metrics->count_cancelled();
+    return;
+  }
+  model_.metrics->count_generation(static_cast<int64_t>(result->prompt_tokens.size()) - result->cached_prompt_tokens,
+                                   result->cached_prompt_tokens, static_cast<int64_t>(result->tokens.size()),
+                                   result->prefill_seconds, result->decode_seconds);
+  if (!streaming()) {
+    write(dump_json_text(chat ? chat_completion_json(header_, *result) : text_completion_json(header_, *result)));
+    return;
+  }
+  const Json finish(finish_reason(result->stop_reason));
+  Json last = chat ? chat_chunk_json(header_, Json::object(), finish) : text_chunk_json(header_, "", finish);
+  last["timings"] = timings_json(*result);
+  std::string tail = event(last);
+  if (request_.include_usage) {
+    tail += event(usage_chunk_json(header_, chat, *result));
+  }
+  write(tail + "data: [DONE]\n\n");
+}
+
+}  // namespace staticlm::server

@@ -1,0 +1,421 @@
+#include "staticlm/server/completion_request.h"
+
+#include <cmath>
+#include <limits>
+
+#include "staticlm/core/utf8.h"
+
+namespace staticlm::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Fields each endpoint understands; anything else is refused by name, as OpenAI does.
+constexpr std::string_view kCommonFields[] = {"model",
+                                              "max_tokens",
+                                              "temperature",
+                                              "top_p",
+                                              "top_k",
+                                              "min_p",
+                                              "seed",
+                                              "stop",
+                                              "stream",
+                                              "stream_options",
+                                              "n",
+                                              "logprobs",
+                                              "top_logprobs",
+                                              "frequency_penalty",
+                                              "presence_penalty",
+                                              "repeat_penalty",
+                                              "logit_bias",
+                                              "user"};
+constexpr std::string_view kChatFields[] = {
+    "messages",        "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls",
+    "response_format", "chat_template_kwargs"};
+constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "suffix", "best_of"};
+constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant", "tool"};
+
+template <size_t N>
+bool one_of(std::string_view name, const std::string_view (&names)[N]) {
+  for (std::string_view candidate : names) {
+    if (candidate == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Nesting depth of JSON text, counted outside strings before parsing, so a hostile body cannot
+// make the parser or the conversions below recurse deeply.
+int nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Status field_error(std::string_view field, std::string_view message) {
+  return invalid_argument("'", field, "': ", message);
+}
+
+Status type_error(std::string_view field, std::string_view expected, const Json& found) {
+  return invalid_argument("'", field, "': expected ", expected, ", found ", found.type_name());
+}
+
+Result<double> number_in(const Json& body, std::string_view field, double low, double high, double fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    return fallback;
+  }
+  if (!it->is_number()) {
+    return type_error(field, "a number", *it);
+  }
+  const double value = it->get<double>();
+  if (!(value >= low && value <= high)) {
+    return invalid_argument("'", field, "': expected a number in [", low, ", ", high, "], found ", value);
+  }
+  return value;
+}
+
+Result<std::optional<int64_t>> integer(const Json& body, std::string_view field, int64_t low, int64_t high) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    return std::optional<int64_t>();
+  }
+  if (!it->is_number_integer()) {
+    return type_error(field, "an integer", *it);
+  }
+  const bool beyond_int64 =
+      it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const int64_t value = beyond_int64 ? 0 : it->get<int64_t>();
+  if (beyond_int64 || value < low || value > high) {
+    return invalid_argument("'", field, "': expected an integer in [", low, ", ", high, "], found ", it->dump());
+  }
+  return std::optional<int64_t>(value);
+}
+
+Result<bool> boolean(const Json& body, std::string_view field, bool fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    return fallback;
+  }
+  if (!it->is_boolean()) {
+    return type_error(field, "a boolean", *it);
+  }
+  return it->get<bool>();
+}
+
+Status check_text(std::string_view field, const std::string& text) {
+  if (!utf8_is_valid(text)) {
+    return field_error(field, "not valid UTF-8");
+  }
+  return ok_status();
+}
+
+// OpenAI's content: a string, or a list of parts of which only {"type": "text"} is supported here.
+Result<std::string> message_text(const Json& content, std::string_view field) {
+  if (content.is_string()) {
+    return content.get<std::string>();
+  }
+  if (!content.is_array()) {
+    return type_error(field, "a string or an array of content parts", content);
+  }
+  std::string text;
+  for (const Json& part : content) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      return field_error(field, "expected content parts {\"type\": \"text\", \"text\": string}");
+    }
+    const std::string type = part["type"].get<std::string>();
+    if (type != "text") {
+      return field_error(field, str_cat("content of type '", type, "' is not supported (text only)"));
+    }
+    if (!part.contains("text") || !part["text"].is_string()) {
+      return field_error(field, "a text part needs a string \"text\"");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+Result<Json> parse_messages(const Json& body, const RequestLimits& limits) {
+  auto it = body.find("messages");
+  if (it == body.end()) {
+    return field_error("messages", "required");
+  }
+  if (!it->is_array() || it->empty()) {
+    return field_error("messages", "expected a non-empty array of messages");
+  }
+  if (it->size() > limits.max_messages) {
+    return field_error("messages", str_cat("at most ", limits.max_messages, " messages, found ", it->size()));
+  }
+  Json messages = Json::array();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& message = (*it)[i];
+    const std::string where = str_cat("messages[", i, "]");
+    if (!message.is_object()) {
+      return type_error(where, "an object", message);
+    }
+    auto role = message.find("role");
+    if (role == message.end() || !role->is_string()) {
+      return field_error(where + ".role", "expected one of system, developer, user, assistant, tool");
+    }
+    if (!one_of(role->get<std::string>(), kRoles)) {
+      return field_error(where + ".role", str_cat("expected one of system, developer, user, assistant, tool, found '",
+                                                  role->get<std::string>(), "'"));
+    }
+    Json normalized = message;
+    auto content = message.find("content");
+    const bool may_omit = role->get<std::string>() == "assistant" && message.contains("tool_calls");
+    if (content == message.end() || content->is_null()) {
+      if (!may_omit) {
+        return field_error(where + ".content", "required");
+      }
+      normalized["content"] = nullptr;
+    } else {
+      STATICLM_ASSIGN_OR_RETURN(std::string text, message_text(*content, where + ".content"));
+      STATICLM_RETURN_IF_ERROR(check_text(where + ".content", text));
+      normalized["content"] = std::move(text);
+    }
+    messages.push_back(std::move(normalized));
+  }
+  return messages;
+}
+
+Status parse_stop(const Json& body, const RequestLimits& limits, std::vector<std::string>& stop) {
+  auto it = body.find("stop");
+  if (it == body.end() || it->is_null()) {
+    return ok_status();
+  }
+  if (it->is_string()) {
+    stop.push_back(it->get<std::string>());
+  } else if (it->is_array()) {
+    for (const Json& item : *it) {
+      if (!item.is_string()) {
+        return type_error("stop", "a string or an array of strings", item);
+      }
+      stop.push_back(item.get<std::string>());
+    }
+  } else {
+    return type_error("stop", "a string or an array of strings", *it);
+  }
+  if (stop.size() > limits.max_stop_strings) {
+    return field_error("stop", str_cat("at most ", limits.max_stop_strings, " stop strings, found ", stop.size()));
+  }
+  for (const std::string& text : stop) {
+    if (text.empty()) {
+      return field_error("stop", "a stop string is empty");
+    }
+    STATICLM_RETURN_IF_ERROR(check_text("stop", text));
+  }
+  return ok_status();
+}
+
+// The fields accepted only with the value that means "off", refused otherwise by name.
+Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimits& limits) {
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n, integer(body, "n", 1, std::numeric_limits<int64_t>::max()));
+  if (n && *n != 1) {
+    return field_error("n", "only n = 1 is supported");
+  }
+  if (auto it = body.find("logprobs"); it != body.end() && !it->is_null() && *it != false) {
+    return field_error("logprobs", "log probabilities are not supported");
+  }
+  if (auto it = body.find("top_logprobs"); it != body.end() && !it->is_null() && *it != 0) {
+    return field_error("top_logprobs", "log probabilities are not supported");
+  }
+  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() && !(it->is_object() && it->empty())) {
+    return field_error("logit_bias", "logit bias is not supported");
+  }
+  if (endpoint == Endpoint::kChatCompletions) {
+    if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
+      if (!it->is_object() || it->value("type", Json()) != "text") {
+        return field_error("response_format", "only {\"type\": \"text\"} is supported (no JSON mode or schemas)");
+      }
+    }
+    const bool has_tools = body.contains("tools") && !body["tools"].is_null();
+    if (has_tools) {
+      if (!body["tools"].is_array()) {
+        return type_error("tools", "an array", body["tools"]);
+      }
+      if (!limits.template_uses_tools) {
+        return field_error("tools", "this model's chat template does not support tools");
+      }
+    }
+    if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
+      if (!(it->is_string() && (*it == "none" || (*it == "auto" && has_tools)))) {
+        return field_error("tool_choice", "only \"auto\" (with tools) and \"none\" are supported");
+      }
+    }
+  } else {
+    if (auto it = body.find("echo"); it != body.end() && !it->is_null() && *it != false) {
+      return field_error("echo", "echoing the prompt is not supported");
+    }
+    if (auto it = body.find("suffix"); it != body.end() && !it->is_null() && *it != "") {
+      return field_error("suffix", "a suffix (fill in the middle) is not supported");
+    }
+    STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> best_of,
+                              integer(body, "best_of", 1, std::numeric_limits<int64_t>::max()));
+    if (best_of && *best_of != 1) {
+      return field_error("best_of", "only best_of = 1 is supported");
+    }
+  }
+  return ok_status();
+}
+
+Status parse_prompt(const Json& body, CompletionRequest& request) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) {
+    return field_error("prompt", "required");
+  }
+  // A list of one string is the same prompt; several prompts would need n > 1 choices.
+  const Json* prompt = &*it;
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    prompt = &(*prompt)[0];
+  }
+  if (prompt->is_string()) {
+    request.prompt = prompt->get<std::string>();
+    STATICLM_RETURN_IF_ERROR(check_text("prompt", request.prompt));
+    if (request.prompt.empty()) {
+      return field_error("prompt", "empty");
+    }
+    return ok_status();
+  }
+  if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number()) {
+    std::vector<int32_t> tokens;
+    for (const Json& token : *prompt) {
+      if (!token.is_number_integer() || token.get<int64_t>() < 0 ||
+          token.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+        return field_error("prompt", "token ids must be non-negative integers");
+      }
+      tokens.push_back(static_cast<int32_t>(token.get<int64_t>()));
+    }
+    request.prompt_tokens = std::move(tokens);
+    return ok_status();
+  }
+  if (prompt->is_array() && prompt->size() > 1) {
+    return field_error("prompt", "one prompt per request (a list of several needs n > 1 choices)");
+  }
+  return type_error("prompt", "a string or an array of token ids", *prompt);
+}
+
+}  // namespace
+
+Result<Json> parse_request_json(std::string_view body, int max_depth) {
+  if (nesting_depth(body) > max_depth) {
+    return invalid_argument("the request body nests deeper than ", max_depth, " levels");
+  }
+  Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return invalid_argument("the request body is not valid JSON (UTF-8 text)");
+  }
+  if (!json.is_object()) {
+    return invalid_argument("the request body must be a JSON object, found ", json.type_name());
+  }
+  return json;
+}
+
+Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoint endpoint,
+                                                   const RequestLimits& limits) {
+  STATICLM_ASSIGN_OR_RETURN(Json json, parse_request_json(body, limits.max_json_depth));
+  for (const auto& [name, value] : json.items()) {
+    const bool known =
+        one_of(name, kCommonFields) ||
+        (endpoint == Endpoint::kChatCompletions ? one_of(name, kChatFields) : one_of(name, kCompletionFields));
+    if (!known) {
+      return field_error(name, "unrecognized request argument");
+    }
+  }
+  if (auto it = json.find("model"); it != json.end() && !it->is_null() && !it->is_string()) {
+    return type_error("model", "a string", *it);
+  }
+  STATICLM_RETURN_IF_ERROR(refuse_unsupported(json, endpoint, limits));
+
+  CompletionRequest request;
+  request.endpoint = endpoint;
+  if (endpoint == Endpoint::kChatCompletions) {
+    STATICLM_ASSIGN_OR_RETURN(request.messages, parse_messages(json, limits));
+    if (json.contains("tools") && !json["tools"].is_null()) {
+      request.tools = json["tools"];
+    }
+    if (auto it = json.find("chat_template_kwargs"); it != json.end() && !it->is_null()) {
+      if (!it->is_object()) {
+        return type_error("chat_template_kwargs", "an object", *it);
+      }
+      request.template_kwargs = *it;
+    }
+  } else {
+    STATICLM_RETURN_IF_ERROR(parse_prompt(json, request));
+  }
+
+  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  STATICLM_ASSIGN_OR_RETURN(request.max_tokens, integer(json, "max_tokens", 1, kMaxInt));
+  if (endpoint == Endpoint::kChatCompletions) {
+    STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> max_completion,
+                              integer(json, "max_completion_tokens", 1, kMaxInt));
+    if (max_completion && request.max_tokens && *max_completion != *request.max_tokens) {
+      return field_error("max_completion_tokens", "differs from max_tokens; give one of them");
+    }
+    if (max_completion) {
+      request.max_tokens = max_completion;
+    }
+  }
+  SamplingParams& s = request.sampling;
+  STATICLM_ASSIGN_OR_RETURN(s.temperature, number_in(json, "temperature", 0.0, 2.0, 1.0));
+  STATICLM_ASSIGN_OR_RETURN(s.top_p, number_in(json, "top_p", 0.0, 1.0, 1.0));
+  if (s.top_p == 0.0) {
+    return field_error("top_p", "expected a number in (0, 1], found 0");
+  }
+  STATICLM_ASSIGN_OR_RETURN(s.min_p, number_in(json, "min_p", 0.0, 0.999999, 0.0));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, integer(json, "top_k", 0, kMaxInt));
+  s.top_k = top_k.value_or(0);
+  STATICLM_ASSIGN_OR_RETURN(s.frequency_penalty, number_in(json, "frequency_penalty", -2.0, 2.0, 0.0));
+  STATICLM_ASSIGN_OR_RETURN(s.presence_penalty, number_in(json, "presence_penalty", -2.0, 2.0, 0.0));
+  STATICLM_ASSIGN_OR_RETURN(s.repetition_penalty, number_in(json, "repeat_penalty", 0.01, 10.0, 1.0));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> seed, integer(json, "seed", std::numeric_limits<int64_t>::min(),
+                                                                 std::numeric_limits<int64_t>::max()));
+  request.seed_given = seed.has_value();
+  s.seed = static_cast<uint64_t>(seed.value_or(0));
+  STATICLM_RETURN_IF_ERROR(parse_stop(json, limits, request.stop));
+  STATICLM_ASSIGN_OR_RETURN(request.stream, boolean(json, "stream", false));
+  if (auto it = json.find("stream_options"); it != json.end() && !it->is_null()) {
+    if (!request.stream) {
+      return field_error("stream_options", "only allowed when stream is true");
+    }
+    if (!it->is_object()) {
+      return type_error("stream_options", "an object", *it);
+    }
+    for (const auto& [name, value] : it->items()) {
+      if (name != "include_usage") {
+        return field_error("stream_options." + name, "unrecognized stream option");
+      }
+    }
+    STATICLM_ASSIGN_OR_RETURN(request.include_usage, boolean(*it, "include_usage", false));
+  }
+  return request;
+}
+
+std::string request_error_param(const Status& status) {
+  const std::string& message = status.message();
+  if (message.size() < 2 || message[0] != '\'') {
+    return "";
+  }
+  const size_t end = message.find("': ", 1);
+  return end == std::string::npos ? "" : message.substr(1, end - 1);
+}
+
+}  // namespace staticlm::server

@@ -1,0 +1,59 @@
+// The body of POST /v1/chat/completions and /v1/completions, parsed and checked before any work:
+// every field OpenAI defines is either honoured or refused by name (n > 1, logprobs, tools on a
+// template without them, response_format other than text, ...), never silently ignored. Request
+// bodies are untrusted: the parser bounds nesting and sizes and never throws.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "staticlm/core/result.h"
+#include "staticlm/llm/sampling/sampler.h"
+
+namespace staticlm::server {
+
+enum class Endpoint { kChatCompletions, kCompletions };
+
+struct RequestLimits {
+  size_t max_stop_strings = 16;
+  size_t max_messages = 4096;
+  int max_json_depth = 64;
+  bool template_uses_tools = false;  // the model's chat template reads `tools`
+};
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::kChatCompletions;
+  // Chat: the messages with text content (parts joined), other fields kept for the template.
+  nlohmann::ordered_json messages;
+  nlohmann::ordered_json tools;                                               // null when absent
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
+  // Completions: the prompt as text, or as token ids.
+  std::string prompt;
+  std::optional<std::vector<int32_t>> prompt_tokens;
+  std::optional<int64_t> max_tokens;  // absent: until the context is full
+  SamplingParams sampling;            // OpenAI's defaults: temperature 1, top_p 1
+  bool seed_given = false;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+// Fails with InvalidArgument for malformed JSON, a wrong type, a value out of range or an
+// unsupported field. The message starts with the field's name in quotes ('temperature': ...), which
+// request_error_param() extracts for the error object's `param`.
+Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoint endpoint,
+                                                   const RequestLimits& limits);
+
+// The field a request error names ("" when it names none).
+std::string request_error_param(const Status& status);
+
+// Parses a JSON request body (any endpoint): InvalidArgument for malformed JSON, a body that is not
+// an object or nesting deeper than `max_depth`.
+Result<nlohmann::ordered_json> parse_request_json(std::string_view body, int max_depth);
+
+}  // namespace staticlm::server

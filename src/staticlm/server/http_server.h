@@ -1,0 +1,51 @@
+// `staticlm serve`: an OpenAI-compatible HTTP server over one loaded program (docs/server.md).
+// It listens before the model is loaded (GET /health answers 503 until it is), runs requests on
+// `parallel` sessions behind a bounded queue, and serves a small chat page at /.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "staticlm/chat/program_chat_template.h"
+#include "staticlm/core/result.h"
+#include "staticlm/llm/engine.h"
+
+namespace staticlm::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // loopback unless told otherwise
+  int port = 8080;                 // 0: any free port (port() says which)
+  int parallel = 1;                // sessions generating at once
+  int queue = 16;                  // requests waiting for a session before 503
+  std::string api_key;             // required as a bearer token on every endpoint but /health; "" = none
+  size_t max_body_bytes = 1u << 20;
+  std::string model_name;  // the id /v1/models reports and responses carry
+  // How often a request waiting for a session, or generating a non-streamed reply, checks that its
+  // client is still there.
+  double client_check_seconds = 0.25;
+};
+
+class Server {
+ public:
+  // Fails with InvalidArgument for bad options (parallel < 1, queue < 0, ...).
+  static Result<std::unique_ptr<Server>> create(ServerOptions options);
+  ~Server();
+
+  // Binds the listening socket: Unavailable, naming the address, when it cannot.
+  Status bind();
+  int port() const;
+  // Makes the model available: opens the sessions. Until then model endpoints answer 503.
+  Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat);
+  // Serves until stop() (from another thread or a signal handler's thread).
+  Status listen();
+  void stop();
+
+ private:
+  class Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace staticlm::server

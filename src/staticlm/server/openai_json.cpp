@@ -1,0 +1,136 @@
+#include "staticlm/server/openai_json.h"
+
+#include "staticlm/server/completion_request.h"
+
+namespace staticlm::server {
+namespace {
+
+double per_second(double count, double seconds) {
+  return seconds > 0.0 ? count / seconds : 0.0;
+}
+
+}  // namespace
+
+std::string dump_json_text(const Json& json) {
+  return json.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+ApiError api_error(const Status& status) {
+  ApiError error;
+  error.message = status.message();
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: error.param = request_error_param(status); break;
+    case StatusCode::kNotFound:
+      error.http_status = 404;
+      error.code = "not_found";
+      break;
+    case StatusCode::kResourceExhausted:
+      error.http_status = 503;
+      error.type = "server_busy_error";
+      error.code = "server_busy";
+      break;
+    case StatusCode::kUnavailable:
+      error.http_status = 503;
+      error.type = "unavailable_error";
+      break;
+    default:
+      error.http_status = 500;
+      error.type = "server_error";
+      break;
+  }
+  return error;
+}
+
+Json error_json(const ApiError& error) {
+  Json body = {{"message", error.message},
+               {"type", error.type},
+               {"param", error.param.empty() ? Json(nullptr) : Json(error.param)},
+               {"code", error.code.empty() ? Json(nullptr) : Json(error.code)}};
+  return {{"error", std::move(body)}};
+}
+
+std::string_view finish_reason(StopReason reason) {
+  return reason == StopReason::kMaxNewTokens ? "length" : "stop";
+}
+
+Json usage_json(const GenerationResult& result) {
+  const auto prompt = static_cast<int64_t>(result.prompt_tokens.size());
+  const auto completion = static_cast<int64_t>(result.tokens.size());
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion},
+          {"prompt_tokens_details", {{"cached_tokens", result.cached_prompt_tokens}}}};
+}
+
+Json timings_json(const GenerationResult& result) {
+  const auto prefilled =
+      static_cast<double>(result.prompt_tokens.size()) - static_cast<double>(result.cached_prompt_tokens);
+  const auto predicted = static_cast<double>(result.tokens.size());
+  // The first token comes from the prefill's logits; the rest each cost a decode step.
+  const double predicted_seconds = result.time_to_first_token_seconds - result.prefill_seconds + result.decode_seconds;
+  return {{"cache_n", result.cached_prompt_tokens},
+          {"prompt_n", static_cast<int64_t>(prefilled)},
+          {"prompt_ms", result.prefill_seconds * 1e3},
+          {"prompt_per_second", per_second(prefilled, result.prefill_seconds)},
+          {"predicted_n", static_cast<int64_t>(predicted)},
+          {"predicted_ms", predicted_seconds * 1e3},
+          {"predicted_per_second", per_second(predicted, predicted_seconds)}};
+}
+
+Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result) {
+  Json choice = {{"index", 0},
+                 {"message", {{"role", "assistant"}, {"content", result.text}}},
+                 {"logprobs", nullptr},
+                 {"finish_reason", finish_reason(result.stop_reason)}};
+  return {{"id", header.id},
+          {"object", "chat.completion"},
+          {"created", header.created},
+          {"model", header.model},
+          {"choices", Json::array({choice})},
+          {"usage", usage_json(result)},
+          {"timings", timings_json(result)}};
+}
+
+Json text_completion_json(const CompletionHeader& header, const GenerationResult& result) {
+  Json choice = {
+      {"index", 0}, {"text", result.text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(result.stop_reason)}};
+  return {{"id", header.id},
+          {"object", "text_completion"},
+          {"created", header.created},
+          {"model", header.model},
+          {"choices", Json::array({choice})},
+          {"usage", usage_json(result)},
+          {"timings", timings_json(result)}};
+}
+
+Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish) {
+  Json choice = {
+      {"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}};
+  return {{"id", header.id},
+          {"object", "chat.completion.chunk"},
+          {"created", header.created},
+          {"model", header.model},
+          {"choices", Json::array({std::move(choice)})}};
+}
+
+Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish) {
+  Json choice = {{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}};
+  return {{"id", header.id},
+          {"object", "text_completion"},
+          {"created", header.created},
+          {"model", header.model},
+          {"choices", Json::array({std::move(choice)})}};
+}
+
+Json usage_chunk_json(const CompletionHeader& header, bool chat, const GenerationResult& result) {
+  return {{"id", header.id},
+          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", header.created},
+          {"model", header.model},
+          {"choices", Json::array()},
+          {"usage", usage_json(result)},
+          {"timings", timings_json(result)}};
+}
+
+}  // namespace staticlm::server

@@ -1,0 +1,36 @@
+// What `staticlm run` parses, shared by the one-shot run (run_command.cpp) and the conversation
+// mode (run_chat.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "staticlm/llm/sampling/sampler.h"
+#include "staticlm/tools/engine_flags.h"
+
+namespace staticlm::cli {
+
+inline constexpr std::pair<std::string_view, std::string_view> kRunFlags[] = {
+    {"max_new_tokens", "-n"}, {"temperature", "--temp"}, {"top_k", "--top-k"},
+    {"top_p", "--top-p"},     {"min_p", "--min-p"},      {"repetition_penalty", "--repeat-penalty"}};
+
+struct RunArgs {
+  EngineArgs model;
+  std::string prompt;
+  int64_t max_new_tokens = 128;
+  bool max_new_tokens_given = false;
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+  bool quiet = false;
+  bool chat = false;
+  std::string system;
+  std::string chat_template;
+};
+
+// The interactive conversation of `run --chat`: reads messages from stdin until /exit or the end
+// of input.
+Status run_chat(const RunArgs& args);
+
+}  // namespace staticlm::cli

@@ -1,0 +1,110 @@
+// The official `openai` npm client against `staticlm serve`: models, chat completions and
+// completions, streamed and not, seeded sampling, and the client's error types for a refused
+// parameter and a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY
+import OpenAI from 'openai';
+
+const [baseUrl, apiKey] = process.argv.slice(2);
+if (!baseUrl || !apiKey) {
+  console.error('usage: node openai_client_test.mjs BASE_URL API_KEY');
+  process.exit(2);
+}
+
+let step = 'start';
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+const client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 60_000 });
+
+try {
+  step = 'models.list';
+  const models = await client.models.list();
+  check(models.data.length === 1 && typeof models.data[0].id === 'string', `unexpected models: ${JSON.stringify(models.data)}`);
+  const model = models.data[0].id;
+
+  step = 'chat.completions.create';
+  const chat = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'Who made the heaven?' }],
+    max_tokens: 12,
+    temperature: 0,
+  });
+  check(chat.object === 'chat.completion', `object is ${chat.object}`);
+  check(chat.choices[0].message.role === 'assistant', 'reply role is not assistant');
+  check(typeof chat.choices[0].message.content === 'string' && chat.choices[0].message.content.length > 0, 'empty reply');
+  check(['stop', 'length'].includes(chat.choices[0].finish_reason), `finish_reason ${chat.choices[0].finish_reason}`);
+  check(chat.usage.completion_tokens >= 1 && chat.usage.completion_tokens <= 12, `completion_tokens ${chat.usage.completion_tokens}`);
+  check(chat.usage.total_tokens === chat.usage.prompt_tokens + chat.usage.completion_tokens, 'usage does not add up');
+
+  step = 'chat.completions.create stream';
+  const stream = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'Who made the heaven?' }],
+    max_tokens: 12,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let streamed = '';
+  let finish = null;
+  let usage = null;
+  let chunks = 0;
+  for await (const chunk of stream) {
+    chunks += 1;
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      streamed += choice.delta.content ?? '';
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+  }
+  check(chunks > 2, `only ${chunks} chunks`);
+  check(streamed.length > 0, "empty streamed reply");
+  check(['stop', 'length'].includes(finish), `streamed finish_reason ${finish}`);
+  check(usage && usage.completion_tokens >= 1, `no usage chunk: ${JSON.stringify(usage)}`);
+
+  step = 'greedy chat is the same streamed or not';
+  const plain = await client.chat.completions.create({
+    model, messages: [{ role: 'user', content: 'Who made the heaven?' }], max_tokens: 12, temperature: 0,
+  });
+  check(plain.choices[0].message.content === streamed, `streamed "${streamed}" differs from "${plain.choices[0].message.content}"`);
+
+  step = 'completions.create with a seed';
+  const seeded = async () => (await client.completions.create({
+    model, prompt: 'In the beginning', max_tokens: 10, temperature: 1.0, seed: 42,
+  })).choices[0].text;
+  const first = await seeded();
+  const second = await seeded();
+  check(first.length > 0 && first === second, `seeded completions differ: "${first}" vs "${second}"`);
+
+  step = 'completions.create stream';
+  const completionStream = await client.completions.create({
+    model, prompt: 'In the beginning', max_tokens: 10, temperature: 1.0, seed: 42, stream: true,
+  });
+  let streamedText = '';
+  for await (const chunk of completionStream) {
+    streamedText += chunk.choices[0]?.text ?? '';
+  }
+  check(streamedText === first, `streamed completion "${streamedText}" differs from "${first}"`);
+
+  step = 'a refused parameter';
+  try {
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], n: 2 });
+    throw new Error('n = 2 was accepted');
+  } catch (error) {
+    check(error instanceof OpenAI.BadRequestError, `expected BadRequestError, got ${error}`);
+    check(error.status === 400 && error.param === 'n', `status ${error.status}, param ${error.param}`);
+  }
+
+  step = 'a wrong API key';
+  const intruder = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey: `${apiKey}x`, maxRetries: 0 });
+  try {
+    await intruder.models.list();
+    throw new Error('a wrong key was accepted');
+  } catch (error) {
+    check(error instanceof OpenAI.AuthenticationError, `expected AuthenticationError, got ${error}`);
+  }
+  console.log('[openai_client_test] PASS');
+} catch (error) {
+  console.error(`[openai_client_test] FAIL at step "${step}": ${error.stack || error}`);
+  process.exit(1);
+}

@@ -1,0 +1,294 @@
+"""`staticlm serve` over real HTTP: every endpoint, streaming, the requests it refuses (and that it
+keeps serving after them), API keys, the queue, prefix reuse, concurrency and disconnects."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import ARTIFACTS, CONTEXT, ROOT, read_events, start_server
+
+CHAT = "/v1/chat/completions"
+COMPLETIONS = "/v1/completions"
+QUESTION = [{"role": "user", "content": "Who made the heaven and the earth?"}]
+
+
+def test_health_models_and_metrics(serve):
+    server = serve()
+    assert server.get_json("/health") == (200, {"status": "ok"})
+    status, models = server.get_json("/v1/models")
+    assert status == 200
+    (model,) = models["data"]
+    assert model["id"] == "kjv" and model["object"] == "model"
+    assert model["meta"]["n_ctx"] == CONTEXT
+    server.post(COMPLETIONS, {"prompt": "In the beginning", "max_tokens": 4})
+    status, _, text = server.request("GET", "/metrics")
+    assert status == 200
+    metrics = text.decode()
+    assert 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 1' in metrics
+    assert "staticlm_generated_tokens_total 4" in metrics
+    assert "staticlm_requests_queued 0" in metrics
+
+
+def test_chat_completion_streamed_and_not(serve):
+    server = serve()
+    body = {"messages": QUESTION, "max_tokens": 10, "temperature": 0}
+    status, _, reply = server.post(CHAT, body)
+    assert status == 200
+    assert reply["object"] == "chat.completion"
+    choice = reply["choices"][0]
+    assert choice["message"]["role"] == "assistant" and choice["finish_reason"] in ("stop", "length")
+    usage = reply["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert 1 <= usage["completion_tokens"] <= 10
+    assert reply["timings"]["predicted_n"] == usage["completion_tokens"]
+
+    connection = server.connection()
+    connection.request("POST", CHAT, json.dumps({**body, "stream": True, "stream_options": {"include_usage": True}}))
+    response = connection.getresponse()
+    assert response.status == 200
+    assert response.getheader("Content-Type").startswith("text/event-stream")
+    events = read_events(response)
+    assert events[-1] == "[DONE]"
+    assert events[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    text = "".join(e["choices"][0]["delta"].get("content", "") for e in events[1:-2] if e["choices"])
+    assert text == choice["message"]["content"]  # greedy: the same reply either way
+    assert events[-3]["choices"][0]["finish_reason"] == choice["finish_reason"]
+    assert events[-2]["choices"] == [] and events[-2]["usage"]["completion_tokens"] == usage["completion_tokens"]
+
+
+def test_completion_from_text_and_from_tokens(serve):
+    server = serve()
+    status, _, tokenized = server.post("/tokenize", {"content": "In the beginning", "add_special": True})
+    assert status == 200 and len(tokenized["tokens"]) >= 2
+    status, _, from_text = server.post(COMPLETIONS, {"prompt": "In the beginning", "max_tokens": 8, "temperature": 0})
+    status2, _, from_tokens = server.post(COMPLETIONS, {"prompt": tokenized["tokens"], "max_tokens": 8,
+                                                         "temperature": 0})
+    assert status == status2 == 200
+    assert from_text["object"] == "text_completion"
+    assert from_text["choices"][0]["text"] == from_tokens["choices"][0]["text"] != ""
+    assert from_text["usage"]["prompt_tokens"] == len(tokenized["tokens"])
+
+    connection = server.connection()
+    connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "max_tokens": 8,
+                                                        "temperature": 0, "stream": True}))
+    events = read_events(connection.getresponse())
+    assert events[-1] == "[DONE]"
+    assert "".join(e["choices"][0]["text"] for e in events[:-1]) == from_text["choices"][0]["text"]
+
+
+def test_tokenize_and_detokenize_round_trip(serve):
+    server = serve()
+    text = "And God said, Let there be light: and there was light."
+    status, _, tokens = server.post("/tokenize", {"content": text, "with_pieces": True})
+    assert status == 200
+    ids = [piece["id"] for piece in tokens["tokens"]]
+    assert all(isinstance(piece["piece"], str) for piece in tokens["tokens"])
+    status, _, detokenized = server.post("/detokenize", {"tokens": ids})
+    assert status == 200 and detokenized["content"].strip() == text
+
+
+@pytest.mark.parametrize("body, param, fragment", [
+    ({"messages": QUESTION, "temperature": "hot"}, "temperature", "expected a number"),
+    ({"messages": QUESTION, "temperature": 3}, "temperature", "[0, 2]"),
+    ({"messages": QUESTION, "n": 2}, "n", "only n = 1"),
+    ({"messages": QUESTION, "logprobs": True}, "logprobs", "not supported"),
+    ({"messages": QUESTION, "response_format": {"type": "json_object"}}, "response_format", "text"),
+    ({"messages": QUESTION, "tools": [{"type": "function", "function": {"name": "f"}}]}, "tools",
+     "does not support tools"),
+    ({"messages": QUESTION, "frobnicate": 1}, "frobnicate", "unrecognized"),
+    ({"messages": []}, "messages", "non-empty"),
+    ({"messages": [{"role": "wizard", "content": "hi"}]}, "messages[0].role", "expected one of"),
+    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]}, "messages[0].content",
+     "text only"),
+    ({"messages": QUESTION, "max_tokens": CONTEXT}, "max_tokens", "at most"),
+    ({"messages": QUESTION, "max_tokens": 0}, "max_tokens", "[1,"),
+    ({"messages": QUESTION, "stop": ["a"] * 17}, "stop", "at most 16"),
+    ({"messages": QUESTION, "stream_options": {"include_usage": True}}, "stream_options", "stream is true"),
+])
+def test_bad_chat_requests_get_a_400_naming_the_field(serve, body, param, fragment):
+    server = serve()
+    status, _, reply = server.post(CHAT, body)
+    assert status == 400, reply
+    assert reply["error"]["param"] == param
+    assert reply["error"]["type"] == "invalid_request_error"
+    assert fragment in reply["error"]["message"]
+    assert server.get_json("/health")[0] == 200
+
+
+def test_malformed_and_oversized_bodies_and_unknown_paths(serve):
+    server = serve("--max-body-bytes", "4096")
+    for body in [b"{not json", b"[1, 2]", b"{" * 200 + b"}" * 200, b"\xff\xfe"]:
+        status, _, reply = server.post(CHAT, body, headers={"Content-Type": "application/json"})
+        assert status == 400 and reply["error"]["message"], body
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "x" * 5000})
+    assert status == 413 and "4096 bytes" in reply["error"]["message"]
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "In the beginning " * 200})
+    assert status == 400 and reply["error"]["param"] == "prompt" and str(CONTEXT) in reply["error"]["message"]
+    status, _, reply = server.post(COMPLETIONS, {"prompt": [5, 99999999]})
+    assert status == 400 and "outside the vocabulary" in reply["error"]["message"]
+    status, _, data = server.request("GET", "/v2/nothing")
+    assert status == 404 and "no endpoint" in json.loads(data)["error"]["message"]
+    status, _, reply = server.post("/detokenize", {"tokens": [-1]})
+    assert status == 400 and reply["error"]["param"] == "tokens"
+    # Still serving.
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "In the beginning", "max_tokens": 2})
+    assert status == 200
+
+
+def test_api_key_is_required_everywhere_but_health(serve):
+    server = serve(api_key="s3cret-key")
+    assert server.request("GET", "/health", key=False)[0] == 200
+    assert server.request("GET", "/", key=False)[0] == 200  # the page itself; it asks for the key
+    for path in ["/v1/models", "/metrics"]:
+        status, headers, data = server.request("GET", path, key=False)
+        assert status == 401 and headers.get("WWW-Authenticate") == "Bearer"
+        assert json.loads(data)["error"]["code"] == "invalid_api_key"
+        status, _, _ = server.request("GET", path, headers={"Authorization": "Bearer s3cret-kez"}, key=False)
+        assert status == 401
+        assert server.request("GET", path)[0] == 200
+    status, _, _ = server.post(COMPLETIONS, {"prompt": "In", "max_tokens": 1}, key=False)
+    assert status == 401
+
+
+def test_chat_turn_extending_a_conversation_reuses_the_cache(serve):
+    server = serve()
+    first = server.post(CHAT, {"messages": QUESTION, "max_tokens": 8, "temperature": 0})[2]
+    assert first["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+    reply = first["choices"][0]["message"]["content"]
+    turn = QUESTION + [{"role": "assistant", "content": reply}, {"role": "user", "content": "And then?"}]
+    second = server.post(CHAT, {"messages": turn, "max_tokens": 8, "temperature": 0})[2]
+    cached = second["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert cached >= first["usage"]["prompt_tokens"], second["usage"]
+    assert second["timings"]["prompt_n"] == second["usage"]["prompt_tokens"] - cached
+
+
+def test_a_full_queue_answers_503_with_retry_after(serve):
+    server = serve("--parallel", "1", "--queue", "0")
+    connection = server.connection()
+    connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
+                                                        "max_tokens": 400, "temperature": 1}))
+    response = connection.getresponse()
+    response.readline()  # generating now
+    status, headers, reply = server.post(COMPLETIONS, {"prompt": "And", "max_tokens": 2})
+    assert status == 503 and headers.get("Retry-After") == "1"
+    assert reply["error"]["code"] == "server_busy"
+    connection.close()
+
+
+def test_a_client_that_disconnects_frees_its_session(serve):
+    server = serve("--parallel", "1", "--queue", "4")
+    connection = server.connection()
+    connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
+                                                        "max_tokens": 450, "temperature": 1}))
+    response = connection.getresponse()
+    for _ in range(4):
+        response.readline()
+    connection.sock.shutdown(socket.SHUT_RDWR)
+    connection.close()
+    started = time.monotonic()
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "And", "max_tokens": 2})
+    assert status == 200
+    assert time.monotonic() - started < 10
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        metrics = server.request("GET", "/metrics")[2].decode()
+        if "staticlm_generations_cancelled_total 1" in metrics:
+            break
+        time.sleep(0.1)
+    assert "staticlm_generations_cancelled_total 1" in metrics
+    assert "staticlm_requests_processing 0" in metrics
+
+
+def test_eight_clients_twenty_requests_each(serve):
+    server = serve("--parallel", "2", "--queue", "16")
+    prompts = ["In the beginning", "And God said", "The LORD is my shepherd", "Blessed are",
+               "And it came to pass", "Now the serpent", "Let there be", "In my Father's house"]
+    expected = {}
+    for prompt in prompts:
+        status, _, reply = server.post(COMPLETIONS, {"prompt": prompt, "max_tokens": 6, "temperature": 0})
+        assert status == 200
+        expected[prompt] = reply["choices"][0]["text"]
+    rss_before = server.rss_bytes()
+    failures = []
+
+    def client(index):
+        for round_ in range(20):
+            prompt = prompts[(index + round_) % len(prompts)]
+            stream = round_ % 2 == 1
+            body = {"prompt": prompt, "max_tokens": 6, "temperature": 0, "stream": stream}
+            try:
+                connection = server.connection()
+                connection.request("POST", COMPLETIONS, json.dumps(body))
+                response = connection.getresponse()
+                if response.status != 200:
+                    failures.append((prompt, response.status, response.read()))
+                    continue
+                if stream:
+                    events = read_events(response)
+                    text = "".join(e["choices"][0]["text"] for e in events if e != "[DONE]")
+                else:
+                    text = json.loads(response.read())["choices"][0]["text"]
+                connection.close()
+                if text != expected[prompt]:
+                    failures.append((prompt, text, expected[prompt]))
+            except Exception as error:  # noqa: BLE001 - every failure is reported below
+                failures.append((prompt, repr(error)))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    metrics = server.request("GET", "/metrics")[2].decode()
+    assert 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 168' in metrics
+    # Memory stays flat: every request reuses the two sessions' buffers.
+    assert server.rss_bytes() - rss_before < 16 << 20, (rss_before, server.rss_bytes())
+
+
+def test_health_answers_503_while_the_model_loads(tmp_path):
+    fifo = tmp_path / "loading.slm"
+    os.mkfifo(fifo)
+    process, port, _ = start_server(fifo, wait_ready=False)
+    try:
+        import http.client
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/health")
+        response = connection.getresponse()
+        assert response.status == 503 and json.loads(response.read()) == {"status": "loading"}
+        connection.request("GET", "/v1/models")
+        response = connection.getresponse()
+        assert response.status == 503 and json.loads(response.read())["error"]["code"] == "model_loading"
+        with open(fifo, "wb"):
+            pass  # opening the pipe for writing lets the server's open() return: it fails to map it
+        assert process.wait(timeout=30) == 1
+        assert "loading.slm" in process.stderr.read()
+    finally:
+        process.kill()
+
+
+def node_test(script, *args):
+    node_modules = ROOT / "tests" / "server" / "node_modules"
+    if shutil.which("node") is None or not node_modules.is_dir():
+        pytest.fail("node and tests/server/node_modules are needed: run scripts/install-deps")
+    done = subprocess.run(["node", str(ROOT / "tests" / "server" / script), *args], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_official_openai_client(serve):
+    server = serve(api_key="client-key")
+    node_test("openai_client_test.mjs", f"http://127.0.0.1:{server.port}", "client-key")
+
+
+def test_the_web_page_in_headless_chromium(serve):
+    if not os.path.exists(os.environ.get("CHROMIUM", "/usr/bin/chromium")):
+        pytest.fail("Debian's chromium is needed: run scripts/install-deps")
+    server = serve()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    node_test("web_page_test.mjs", f"http://127.0.0.1:{server.port}", str(ARTIFACTS / "web_page.png"))
