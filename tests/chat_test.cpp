@@ -70,7 +70,7 @@ TEST(ChatTest, ExportEmbedsTheTemplateItIsGiven) {
   ASSERT_TRUE(embedded.has_value());
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(embedded->data()), embedded->size()),
             read_text_file(options.chat_template_path).value());
-  EXPECT_EQ(program_chat_template_origin(opened.engine->file()), "embedded chat_template.jinja");
+  EXPECT_EQ(program_chat_template_origin(opened.engine->file()).value(), "embedded chat_template.jinja");
   auto chat = load_program_chat_template(opened.engine->file(), *opened.tokenizer);
   ASSERT_TRUE(chat.ok()) << chat.status().to_string();
   EXPECT_FALSE(chat->is_default);
@@ -90,7 +90,7 @@ TEST(ChatTest, TheCheckpointsTemplateFileOrTokenizerConfigIsUsed) {
   const std::string with_file = copy_fixture("llama3", "with_template_file");
   write_file(with_file + "/chat_template.jinja", "{% for m in messages %}<{{ m.content }}>{% endfor %}");
   Opened from_file = open(export_program(with_file, "chat_file.slm", small_options()));
-  EXPECT_EQ(program_chat_template_origin(from_file.engine->file()), "embedded chat_template.jinja");
+  EXPECT_EQ(program_chat_template_origin(from_file.engine->file()).value(), "embedded chat_template.jinja");
 
   const std::string with_config = copy_fixture("llama3", "with_template_config");
   auto config = nlohmann::ordered_json::parse(read_text_file(with_config + "/tokenizer_config.json").value());
@@ -98,7 +98,7 @@ TEST(ChatTest, TheCheckpointsTemplateFileOrTokenizerConfigIsUsed) {
   write_file(with_config + "/tokenizer_config.json", config.dump());
   Opened from_config = open(export_program(with_config, "chat_config.slm", small_options()));
   EXPECT_FALSE(from_config.engine->file().embedded_file(kEmbeddedChatTemplate).has_value());
-  EXPECT_EQ(program_chat_template_origin(from_config.engine->file()), "embedded tokenizer_config.json");
+  EXPECT_EQ(program_chat_template_origin(from_config.engine->file()).value(), "embedded tokenizer_config.json");
   auto chat = load_program_chat_template(from_config.engine->file(), *from_config.tokenizer);
   ASSERT_TRUE(chat.ok()) << chat.status().to_string();
   ChatRenderInputs inputs;
@@ -116,7 +116,7 @@ TEST(ChatTest, TheCheckpointsTemplateFileOrTokenizerConfigIsUsed) {
 
 TEST(ChatTest, AProgramWithoutATemplateGetsChatMlWithANotice) {
   Opened opened = open(export_program(testing::fixture_dir("llama3"), "chat_none.slm", small_options()));
-  EXPECT_FALSE(program_chat_template_origin(opened.engine->file()).has_value());
+  EXPECT_FALSE(program_chat_template_origin(opened.engine->file()).value().has_value());
   auto chat = load_program_chat_template(opened.engine->file(), *opened.tokenizer);
   ASSERT_TRUE(chat.ok()) << chat.status().to_string();
   EXPECT_TRUE(chat->is_default);
@@ -144,6 +144,22 @@ TEST(ChatTest, BadTemplatesAreRefusedNamingTheFileAndLine) {
   exported = export_hf_static(testing::fixture_dir("llama3"), temp_path("chat_missing.slm"), options);
   ASSERT_FALSE(exported.ok());
   EXPECT_NE(exported.status().message().find("missing.jinja"), std::string::npos);
+
+  // A chat_template of the wrong shape in tokenizer_config.json: the program still exports (it can
+  // generate), and inspect and chat say what is wrong with it.
+  const std::string odd = copy_fixture("llama3", "odd_template_config");
+  auto config = nlohmann::ordered_json::parse(read_text_file(odd + "/tokenizer_config.json").value());
+  config["chat_template"] = 42;
+  write_file(odd + "/tokenizer_config.json", config.dump());
+  Opened odd_program = open(export_program(odd, "chat_odd.slm", small_options()));
+  auto origin = program_chat_template_origin(odd_program.engine->file());
+  ASSERT_FALSE(origin.ok());
+  EXPECT_NE(origin.status().message().find("tokenizer_config.json: chat_template: expected a string"),
+            std::string::npos)
+      << origin.status().message();
+  EXPECT_FALSE(load_program_chat_template(odd_program.engine->file(), *odd_program.tokenizer).ok());
+  auto inspected = testing::run_cli("inspect " + temp_path("chat_odd.slm"));
+  EXPECT_NE(inspected.out.find("chat template: unusable: "), std::string::npos) << inspected.out;
 
   Opened opened = open(export_program(testing::fixture_dir("llama3"), "chat_plain.slm", small_options()));
   auto loaded = load_program_chat_template(opened.engine->file(), *opened.tokenizer, broken);

@@ -2,6 +2,8 @@
 // longest cached prefix chosen for a prompt, and a waiter that gives up leaving the queue.
 #include "staticlm/server/session_pool.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "staticlm/builtin/builtin_runtime.h"
@@ -80,6 +82,51 @@ TEST(SessionPoolTest, AWaiterWhoseClientLeftGivesUp) {
   auto gave_up = (*pool)->acquire((*pool)->enqueue().value(), {}, [&] { return ++asked < 3; }, 0.01);
   EXPECT_FALSE(gave_up.has_value());
   EXPECT_EQ(asked, 3);
+  EXPECT_EQ((*pool)->queued(), 0);
+}
+
+// Requests from several threads share two sessions; each gets the tokens a lone session gives it,
+// whichever session served it and whatever it had cached (the tsan preset runs this).
+TEST(SessionPoolTest, ThreadsSharingThePoolGetTheirOwnResults) {
+  auto engine = open_fixture();
+  auto pool = SessionPool::create(*engine, 2, 8);
+  ASSERT_TRUE(pool.ok());
+  GenerationOptions options = engine->default_generation();
+  options.eos_ids.clear();
+  options.max_new_tokens = 3;
+  options.reuse_cached_prefix = true;
+  const std::vector<std::vector<int32_t>> prompts = {{5, 6, 7}, {5, 6, 8, 9}, {30, 31}, {5, 6, 7, 40}};
+  std::vector<std::vector<int32_t>> expected;
+  auto lone = engine->new_session();
+  ASSERT_TRUE(lone.ok());
+  for (const auto& prompt : prompts) {
+    expected.push_back(generate_tokens(**lone, prompt, options).value().tokens);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 6; ++round) {
+        const size_t which = static_cast<size_t>(t + round) % prompts.size();
+        auto ticket = (*pool)->enqueue();
+        if (!ticket.ok()) {
+          ++mismatches;
+          continue;
+        }
+        auto lease = (*pool)->acquire(
+            std::move(*ticket), prompts[which], [] { return true; }, 0.01);
+        auto result = generate_tokens(lease->session(), prompts[which], options);
+        if (!result.ok() || result->tokens != expected[which]) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ((*pool)->busy(), 0);
   EXPECT_EQ((*pool)->queued(), 0);
 }
 

@@ -61,6 +61,16 @@ class Server:
         status, _, data = self.request("GET", path, **kwargs)
         return status, json.loads(data)
 
+    def metrics_with(self, *fragments, timeout=10):
+        """The /metrics text once it holds every fragment (a request is counted just after its
+        client has the response, so a test polls briefly)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.request("GET", "/metrics")[2].decode()
+            if all(fragment in text for fragment in fragments) or time.monotonic() > deadline:
+                return text
+            time.sleep(0.05)
+
     def rss_bytes(self):
         for line in pathlib.Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):

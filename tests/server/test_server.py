@@ -26,10 +26,9 @@ def test_health_models_and_metrics(serve):
     assert model["id"] == "kjv" and model["object"] == "model"
     assert model["meta"]["n_ctx"] == CONTEXT
     server.post(COMPLETIONS, {"prompt": "In the beginning", "max_tokens": 4})
-    status, _, text = server.request("GET", "/metrics")
-    assert status == 200
-    metrics = text.decode()
-    assert 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 1' in metrics
+    counted = 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 1'
+    metrics = server.metrics_with(counted)
+    assert counted in metrics
     assert "staticlm_generated_tokens_total 4" in metrics
     assert "staticlm_requests_queued 0" in metrics
 
@@ -194,12 +193,7 @@ def test_a_client_that_disconnects_frees_its_session(serve):
     status, _, reply = server.post(COMPLETIONS, {"prompt": "And", "max_tokens": 2})
     assert status == 200
     assert time.monotonic() - started < 10
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        metrics = server.request("GET", "/metrics")[2].decode()
-        if "staticlm_generations_cancelled_total 1" in metrics:
-            break
-        time.sleep(0.1)
+    metrics = server.metrics_with("staticlm_generations_cancelled_total 1", "staticlm_requests_processing 0")
     assert "staticlm_generations_cancelled_total 1" in metrics
     assert "staticlm_requests_processing 0" in metrics
 
@@ -245,8 +239,8 @@ def test_eight_clients_twenty_requests_each(serve):
     for thread in threads:
         thread.join()
     assert failures == []
-    metrics = server.request("GET", "/metrics")[2].decode()
-    assert 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 168' in metrics
+    counted = 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 168'
+    assert counted in server.metrics_with(counted)
     # Memory stays flat: every request reuses the two sessions' buffers.
     assert server.rss_bytes() - rss_before < 16 << 20, (rss_before, server.rss_bytes())
 

@@ -1,8 +1,10 @@
 #include "staticlm/chat/chat_template.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "staticlm/chat/jinja/json_values.h"
+#include "staticlm/chat/jinja/lexer.h"
 
 namespace staticlm {
 namespace {
@@ -47,7 +49,11 @@ Result<ChatTemplate> ChatTemplate::parse(std::string source, std::string origin,
 }
 
 bool ChatTemplate::uses_tools() const {
-  return source_.find("tools") != std::string::npos;
+  // The name as the template reads it, not the word in its text or comments.
+  auto tokens = jinja::tokenize(source_, jinja::LexerOptions{});
+  return tokens.ok() && std::any_of(tokens->begin(), tokens->end(), [](const jinja::Token& token) {
+           return token.kind == jinja::TokenKind::kName && token.text == "tools";
+         });
 }
 
 Result<std::string> ChatTemplate::render(const ChatRenderInputs& inputs) const {

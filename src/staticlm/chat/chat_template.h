@@ -36,7 +36,7 @@ class ChatTemplate {
 
   const std::string& source() const { return source_; }
   const std::string& origin() const { return origin_; }
-  // Whether the template reads `tools` (a request with tools is refused otherwise).
+  // Whether the template reads the variable `tools` (a request with tools is refused otherwise).
   bool uses_tools() const;
 
  private:

@@ -61,6 +61,9 @@ TEST(ChatTemplateTest, RendersWithTransformersVariables) {
   ASSERT_TRUE(rendered.ok());
   EXPECT_EQ(*rendered, "<s>[user:hi]tools=1think=FalseTrue");
   EXPECT_TRUE(parsed->uses_tools());
+  auto mentions = ChatTemplate::parse("{# no tools here #}{{ 'tools' }}", "mentions", {});
+  ASSERT_TRUE(mentions.ok());
+  EXPECT_FALSE(mentions->uses_tools()) << "the word in a comment or a string is not the variable";
 
   inputs.extra = {{"messages", 1}};
   auto shadowed = parsed->render(inputs);

@@ -50,16 +50,21 @@ Result<TemplateText> find_template_text(const ProgramFile& file, const std::stri
 
 }  // namespace
 
-std::optional<std::string> program_chat_template_origin(const ProgramFile& file) {
+Result<std::optional<std::string>> program_chat_template_origin(const ProgramFile& file) {
   if (file.embedded_file(kEmbeddedChatTemplate)) {
-    return str_cat("embedded ", kEmbeddedChatTemplate);
+    return std::optional<std::string>(str_cat("embedded ", kEmbeddedChatTemplate));
   }
   if (auto config = file.embedded_file("tokenizer_config.json")) {
-    if (chat_template_from_tokenizer_config(as_text(*config), "tokenizer_config.json").ok()) {
-      return std::string("embedded tokenizer_config.json");
+    auto text = chat_template_from_tokenizer_config(as_text(*config),
+                                                    str_cat("'", file.path(), "': embedded tokenizer_config.json"));
+    if (text.ok()) {
+      return std::optional<std::string>("embedded tokenizer_config.json");
+    }
+    if (text.status().code() != StatusCode::kNotFound) {
+      return text.status();
     }
   }
-  return std::nullopt;
+  return std::optional<std::string>();
 }
 
 Result<ProgramChatTemplate> load_program_chat_template(const ProgramFile& file, const Tokenizer& tokenizer,

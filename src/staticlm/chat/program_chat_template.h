@@ -28,8 +28,9 @@ struct ProgramChatTemplate {
 };
 
 // Where the program's own template is, without parsing it: "embedded chat_template.jinja",
-// "embedded tokenizer_config.json", or nullopt when it carries none.
-std::optional<std::string> program_chat_template_origin(const ProgramFile& file);
+// "embedded tokenizer_config.json", or nullopt when it carries none. Fails, as loading would,
+// when tokenizer_config.json holds a chat_template of the wrong shape.
+Result<std::optional<std::string>> program_chat_template_origin(const ProgramFile& file);
 
 // Fails with the reader's error for an unreadable override file, InvalidArgument for a template
 // that is not UTF-8 or does not parse (naming where it came from, the line and the column).

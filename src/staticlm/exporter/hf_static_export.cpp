@@ -97,7 +97,7 @@ Result<TokenizerFiles> read_tokenizer_files(const std::string& model_dir) {
 }
 
 // The chat template to embed: the file the caller names, else the checkpoint's chat_template.jinja.
-// Checked here, so a template that cannot render fails the export rather than the first chat.
+// Parsed here, so a template with a syntax error fails the export rather than the first chat.
 Result<std::optional<EmbeddedFileSpec>> read_chat_template(const std::string& model_dir,
                                                            const std::string& override_path) {
   std::string path = override_path;

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <random>
@@ -18,6 +19,8 @@ namespace {
 
 // Request bodies of the small endpoints (/tokenize, /detokenize) nest no deeper than this.
 constexpr int kMaxJsonDepth = 64;
+// How long an idle connection may keep its worker (httplib's default is 5 s).
+constexpr time_t kKeepAliveSeconds = 2;
 
 // Compares in time that depends only on the lengths, so the key cannot be guessed byte by byte.
 bool constant_time_equal(std::string_view a, std::string_view b) {
@@ -87,7 +90,6 @@ class Server::Impl {
   void fill_error_body(const httplib::Request& req, httplib::Response& res) const;
 
   ServerOptions options_;
-  httplib::Server http_;
   int port_ = 0;
   std::atomic<bool> ready_{false};
   std::unique_ptr<Engine> engine_;
@@ -96,13 +98,17 @@ class Server::Impl {
   int64_t loaded_at_ = 0;
   Metrics metrics_;
   std::atomic<uint64_t> next_id_{0};
+  // Last, so it is destroyed first: no handler can outlive the model it uses.
+  httplib::Server http_;
 };
 
 void Server::Impl::install_routes() {
-  // Enough HTTP workers for every session, every queued request and a few quick endpoints
-  // (/health, /metrics) on top, so a full queue never starves them.
-  const size_t workers = static_cast<size_t>(options_.parallel + options_.queue + 4);
+  // A worker per session and per queued request, and more for the quick endpoints (/health,
+  // /metrics) and for idle keep-alive connections, each of which holds a worker until it closes
+  // or its keep-alive timeout passes. Connections beyond the workers wait in httplib's queue.
+  const size_t workers = std::max<size_t>(32, static_cast<size_t>(options_.parallel + options_.queue) + 16);
   http_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  http_.set_keep_alive_timeout(kKeepAliveSeconds);
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_pre_routing_handler(
       [this](const httplib::Request& req, httplib::Response& res) { return check_api_key(req, res); });
@@ -170,7 +176,6 @@ void Server::Impl::fill_error_body(const httplib::Request& req, httplib::Respons
   error.http_status = res.status;
   switch (res.status) {
     case 404: error.message = str_cat("no endpoint ", req.method, " ", req.path, " (docs/server.md lists them)"); break;
-    case 405: error.message = str_cat("method ", req.method, " is not allowed on ", req.path); break;
     case 413:
       error.message =
           str_cat("the request body exceeds the limit of ", options_.max_body_bytes, " bytes (serve --max-body-bytes)");

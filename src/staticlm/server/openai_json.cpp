@@ -67,8 +67,8 @@ Json timings_json(const GenerationResult& result) {
   const auto prefilled =
       static_cast<double>(result.prompt_tokens.size()) - static_cast<double>(result.cached_prompt_tokens);
   const auto predicted = static_cast<double>(result.tokens.size());
-  // The first token comes from the prefill's logits; the rest each cost a decode step.
-  const double predicted_seconds = result.time_to_first_token_seconds - result.prefill_seconds + result.decode_seconds;
+  // decode_seconds runs from the end of the prefill: sampling the first token and every step after.
+  const double predicted_seconds = result.decode_seconds;
   return {{"cache_n", result.cached_prompt_tokens},
           {"prompt_n", static_cast<int64_t>(prefilled)},
           {"prompt_ms", result.prefill_seconds * 1e3},

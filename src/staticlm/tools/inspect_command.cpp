@@ -210,8 +210,12 @@ json describe(const ProgramFile& file) {
   }
   doc["embedded_files"] = files;
   // Where `run --chat` and `serve` take the chat template from; null: the ChatML default.
-  const std::optional<std::string> chat_template = program_chat_template_origin(file);
-  doc["chat_template"] = chat_template ? json(*chat_template) : json(nullptr);
+  const auto chat_template = program_chat_template_origin(file);
+  if (!chat_template.ok()) {
+    doc["chat_template"] = {{"error", chat_template.status().message()}};
+  } else {
+    doc["chat_template"] = *chat_template ? json(**chat_template) : json(nullptr);
+  }
   doc["matrices"] = matrices_json(file);
   return doc;
 }
@@ -391,9 +395,11 @@ void print_text(const json& doc, bool each_matrix) {
     std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),
                 human_bytes(embedded["bytes"].get<uint64_t>()).c_str());
   }
-  std::printf("chat template: %s\n", doc["chat_template"].is_null()
-                                         ? "none (run --chat and serve use ChatML, docs/chat.md)"
-                                         : doc["chat_template"].get<std::string>().c_str());
+  const json& chat_template = doc["chat_template"];
+  std::printf("chat template: %s\n", chat_template.is_null() ? "none (run --chat and serve use ChatML, docs/chat.md)"
+                                     : chat_template.is_object()
+                                         ? ("unusable: " + chat_template["error"].get<std::string>()).c_str()
+                                         : chat_template.get<std::string>().c_str());
 }
 
 struct InspectOptions {

@@ -93,6 +93,10 @@ Status run_chat(const RunArgs& args) {
   options.stop_strings.insert(options.stop_strings.end(), args.stop.begin(), args.stop.end());
   options.max_new_tokens = args.max_new_tokens_given ? args.max_new_tokens : std::numeric_limits<int64_t>::max();
   options.cancel = &g_interrupted;
+  // Checked once here: a bad setting would otherwise fail every turn.
+  if (Status valid = options.sampling.validate(); !valid.ok()) {
+    return with_flag_names(valid, kRunFlags);
+  }
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive) {
@@ -127,7 +131,10 @@ Status run_chat(const RunArgs& args) {
     std::fflush(stdout);
     g_interrupted.store(false);
     if (!turn.ok()) {
-      if (turn.status().code() == StatusCode::kResourceExhausted) {
+      // A message the context cannot hold, or one the template refuses (roles that must
+      // alternate, ...), is this turn's problem: say so and keep the conversation.
+      const StatusCode code = turn.status().code();
+      if (code == StatusCode::kResourceExhausted || code == StatusCode::kInvalidArgument) {
         std::fprintf(stderr, "[%s]\n", turn.status().message().c_str());
         continue;
       }

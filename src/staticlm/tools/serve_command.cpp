@@ -115,7 +115,8 @@ Command add_serve_command(CLI::App& parent) {
   app->add_option("--queue", args->server.queue, "Requests that may wait for a session before 503")
       ->capture_default_str();
   app->add_option("--api-key", args->server.api_key,
-                  "Bearer token every endpoint but /health requires (visible in `ps`: prefer --api-key-file)");
+                  "Bearer token every endpoint requires but /health and the chat page's own files (visible in `ps`: "
+                  "prefer --api-key-file)");
   app->add_option("--api-key-file", args->api_key_file, "File holding the API key");
   app->add_option("--max-body-bytes", args->server.max_body_bytes, "Largest request body accepted (413 beyond)")
       ->capture_default_str();

@@ -394,9 +394,11 @@ Result<Value> filter_replace(Interpreter& interpreter, Value input, Arguments ar
   STATICLM_ASSIGN_OR_RETURN(std::vector<Value> values, bind_arguments("replace", std::move(arguments),
                                                                       {{"old", {}}, {"new", {}}, {"count", none()}}));
   const int64_t count = values[2].is_none() ? -1 : (values[2].is_number() ? values[2].to_int() : -1);
-  std::string out = python_replace(input.str(), values[0].str(), values[1].str(), count);
-  STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(out.size()));
-  return Value(std::move(out));
+  const std::string text = input.str();
+  const std::string old_text = values[0].str();
+  const std::string new_text = values[1].str();
+  STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(python_replace_size(text, old_text, new_text, count)));
+  return Value(python_replace(text, old_text, new_text, count));
 }
 
 Result<Value> filter_indent(Interpreter& interpreter, Value input, Arguments arguments) {
@@ -453,6 +455,7 @@ Result<Value> filter_tojson(Interpreter& interpreter, Value input, Arguments arg
     options.key_separator = values[2].as_list().items[1].as_string();
   }
   options.sort_keys = values[3].truthy();
+  options.max_bytes = interpreter.limits().max_output_bytes;
   STATICLM_ASSIGN_OR_RETURN(std::string text, dump_json(input, options));
   STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(text.size()));
   return Value(std::move(text));
@@ -598,8 +601,108 @@ Result<Value> filter_wordcount(Interpreter&, Value input, Arguments arguments) {
   return Value(words);
 }
 
-// printf-style formatting (the format filter and `%` on a string): %s %r %d %i %f %e %g %x %%,
-// with flags, width and precision for numbers.
+// One printf conversion's flags, width and precision ("%-08.3d" -> left, zero, 8, 3).
+struct PrintfSpec {
+  bool left = false;
+  bool zero = false;
+  bool plus = false;
+  bool space = false;
+  bool alternate = false;
+  size_t width = 0;
+  std::optional<size_t> precision;
+};
+
+Result<PrintfSpec> parse_printf_spec(std::string_view spec, const Interpreter& interpreter) {
+  PrintfSpec out;
+  size_t i = 0;
+  for (; i < spec.size() && std::string_view("-+ #0").find(spec[i]) != std::string_view::npos; ++i) {
+    out.left |= spec[i] == '-';
+    out.plus |= spec[i] == '+';
+    out.space |= spec[i] == ' ';
+    out.alternate |= spec[i] == '#';
+    out.zero |= spec[i] == '0';
+  }
+  auto number = [&](size_t& value) -> Status {
+    for (; i < spec.size() && spec[i] >= '0' && spec[i] <= '9'; ++i) {
+      value = value * 10 + static_cast<size_t>(spec[i] - '0');
+      // A width is a string of that many bytes: bound it before building anything.
+      STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(value));
+    }
+    return ok_status();
+  };
+  STATICLM_RETURN_IF_ERROR(number(out.width));
+  if (i < spec.size() && spec[i] == '.') {
+    ++i;
+    size_t precision = 0;
+    STATICLM_RETURN_IF_ERROR(number(precision));
+    out.precision = precision;
+  }
+  if (i != spec.size()) {
+    return invalid_argument("unsupported format specification '%", spec, "'");
+  }
+  return out;
+}
+
+// Pads to the width in code points, as Python does.
+std::string pad(std::string text, const PrintfSpec& spec, size_t length) {
+  if (length >= spec.width) {
+    return text;
+  }
+  const std::string fill(spec.width - length, ' ');
+  return spec.left ? text + fill : fill + text;
+}
+
+std::string format_printf_text(const std::string& text, const PrintfSpec& spec) {
+  size_t kept_bytes = 0;
+  size_t kept_characters = 0;
+  utf8_walk(text, [&](char32_t, size_t pos, size_t length) {
+    if (spec.precision && kept_characters == *spec.precision) {
+      return false;
+    }
+    kept_bytes = pos + length;
+    ++kept_characters;
+    return true;
+  });
+  return pad(text.substr(0, kept_bytes), spec, kept_characters);
+}
+
+// %d %i %x %X %o with Python's results: a sign and the magnitude's digits (never two's
+// complement), "0x" / "0o" for '#'.
+std::string format_printf_integer(int64_t value, char conversion, const PrintfSpec& spec) {
+  const bool negative = value < 0;
+  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  const unsigned base = conversion == 'x' || conversion == 'X' ? 16 : (conversion == 'o' ? 8 : 10);
+  const char* digit_chars = conversion == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), digit_chars[magnitude % base]);
+    magnitude /= base;
+  } while (magnitude != 0);
+  if (spec.precision && digits.size() < *spec.precision) {
+    digits.insert(0, *spec.precision - digits.size(), '0');
+  }
+  std::string prefix = negative ? "-" : (spec.plus ? "+" : (spec.space ? " " : ""));
+  if (spec.alternate && base != 10) {
+    prefix += conversion == 'o' ? "0o" : (conversion == 'X' ? "0X" : "0x");
+  }
+  if (spec.zero && !spec.left && prefix.size() + digits.size() < spec.width) {
+    digits.insert(0, spec.width - prefix.size() - digits.size(), '0');
+  }
+  std::string body = prefix + digits;
+  const size_t length = body.size();
+  return pad(std::move(body), spec, length);
+}
+
+std::string format_printf_float(double value, char conversion, std::string_view spec) {
+  const std::string format = str_cat("%", spec, std::string(1, conversion));
+  const int length = std::snprintf(nullptr, 0, format.c_str(), value);
+  std::string out(static_cast<size_t>(std::max(length, 0)), '\0');
+  std::snprintf(out.data(), out.size() + 1, format.c_str(), value);
+  return out;
+}
+
+// printf-style formatting (the format filter and `%` on a string): %s %r %d %i %x %X %o %f %e %g
+// %%, with flags, width and precision as Python applies them.
 Result<Value> filter_format(Interpreter& interpreter, Value input, Arguments arguments) {
   if (!arguments.keyword.empty()) {
     return unimplemented("the format filter with keyword arguments is not supported in chat templates");
@@ -620,7 +723,7 @@ Result<Value> filter_format(Interpreter& interpreter, Value input, Arguments arg
       return invalid_argument("incomplete format");
     }
     const char conversion = pattern[end];
-    const std::string spec = pattern.substr(i, end - i);
+    const std::string spec_text = pattern.substr(i + 1, end - i - 1);
     i = end;
     if (conversion == '%') {
       out += '%';
@@ -629,24 +732,22 @@ Result<Value> filter_format(Interpreter& interpreter, Value input, Arguments arg
     if (next >= arguments.positional.size()) {
       return invalid_argument("not enough arguments for format string");
     }
+    STATICLM_ASSIGN_OR_RETURN(PrintfSpec spec, parse_printf_spec(spec_text, interpreter));
     const Value& value = arguments.positional[next++];
-    char buffer[128];
     if (conversion == 's' || conversion == 'r') {
-      out += conversion == 's' ? value.str() : value.repr();
+      out += format_printf_text(conversion == 's' ? value.str() : value.repr(), spec);
     } else if (conversion == 'd' || conversion == 'i' || conversion == 'x' || conversion == 'X' || conversion == 'o') {
       if (!value.is_number()) {
         return invalid_argument("%", std::string(1, conversion), " format: a real number is required, not ",
                                 value.type_name());
       }
-      std::snprintf(buffer, sizeof(buffer), (spec + "ll" + (conversion == 'i' ? 'd' : conversion)).c_str(),
-                    static_cast<long long>(value.to_int()));
-      out += buffer;
+      out += format_printf_integer(value.to_int(), conversion, spec);
     } else if (std::string_view("feEgG").find(conversion) != std::string_view::npos) {
       if (!value.is_number()) {
         return invalid_argument("must be real number, not ", value.type_name());
       }
-      std::snprintf(buffer, sizeof(buffer), (spec + conversion).c_str(), value.to_double());
-      out += buffer;
+      // Width and precision are bounded above; %f of a huge number is at most ~310 digits more.
+      out += format_printf_float(value.to_double(), conversion, spec_text);
     } else {
       return invalid_argument("unsupported format character '", std::string(1, conversion), "'");
     }

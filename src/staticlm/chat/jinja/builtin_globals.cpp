@@ -11,6 +11,7 @@ namespace {
 
 // Jinja's sandbox refuses larger ranges; so do we, with its message.
 constexpr int64_t kMaxRange = 100000;
+__extension__ using Int128 = __int128;  // GCC and Clang have it; -Wpedantic asks for the marker
 
 Result<Value> range(Interpreter& interpreter, Arguments arguments) {
   if (!arguments.keyword.empty() || arguments.positional.empty() || arguments.positional.size() > 3) {
@@ -28,17 +29,19 @@ Result<Value> range(Interpreter& interpreter, Arguments arguments) {
   if (step == 0) {
     return invalid_argument("range() arg 3 must not be zero");
   }
-  // Count in floating point: the span of two 64-bit bounds can overflow an int64.
-  const double span = static_cast<double>(stop) - static_cast<double>(start);
-  const double count = std::max(0.0, std::ceil(span / static_cast<double>(step)));
-  if (count > static_cast<double>(kMaxRange)) {
+  // Count in 128 bits: the span of two 64-bit bounds can overflow an int64.
+  const Int128 span = static_cast<Int128>(stop) - start;
+  const Int128 count128 = (span > 0) != (step > 0) || span == 0 ? 0 : (span + step + (step > 0 ? -1 : 1)) / step;
+  if (count128 > kMaxRange) {
     return invalid_argument("Range too big. The sandbox blocks ranges larger than MAX_RANGE (", kMaxRange, ").");
   }
-  STATICLM_RETURN_IF_ERROR(interpreter.check_item_count(static_cast<int64_t>(count)));
+  const auto count = static_cast<int64_t>(count128);
+  STATICLM_RETURN_IF_ERROR(interpreter.check_item_count(count));
   std::vector<Value> items;
   items.reserve(static_cast<size_t>(count));
-  for (int64_t i = 0, value = start; i < static_cast<int64_t>(count); ++i, value += step) {
-    items.emplace_back(value);
+  for (int64_t i = 0; i < count; ++i) {
+    // start + i * step lies between start and stop, so it fits an int64.
+    items.emplace_back(static_cast<int64_t>(start + static_cast<Int128>(i) * step));
   }
   return Value::list(std::move(items));
 }

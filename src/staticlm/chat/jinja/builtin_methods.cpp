@@ -3,6 +3,7 @@
 #include <array>
 
 #include "staticlm/chat/jinja/builtins.h"
+#include "staticlm/chat/jinja/interpreter.h"
 #include "staticlm/chat/jinja/python_strings.h"
 
 namespace staticlm::jinja {
@@ -87,7 +88,8 @@ Result<Value> predicate_method(const Value& self, Arguments arguments, std::stri
   return Value(Predicate(self.as_string()));
 }
 
-Result<Value> string_method(const Value& self, std::string_view name, Arguments arguments) {
+Result<Value> string_method(const Interpreter& interpreter, const Value& self, std::string_view name,
+                            Arguments arguments) {
   if (name == "strip") {
     return strip_method(self, std::move(arguments), name, StripSide::kBoth);
   }
@@ -145,6 +147,8 @@ Result<Value> string_method(const Value& self, std::string_view name, Arguments 
     STATICLM_ASSIGN_OR_RETURN(std::string old_text, required_string(values[0], name));
     STATICLM_ASSIGN_OR_RETURN(std::string new_text, required_string(values[1], name));
     STATICLM_ASSIGN_OR_RETURN(int64_t count, required_int(values[2], name));
+    STATICLM_RETURN_IF_ERROR(
+        interpreter.check_string_size(python_replace_size(self.as_string(), old_text, new_text, count)));
     return Value(python_replace(self.as_string(), old_text, new_text, count));
   }
   if (name == "find" || name == "rfind" || name == "count" || name == "index") {
@@ -181,11 +185,12 @@ Result<Value> string_method(const Value& self, std::string_view name, Arguments 
       return invalid_argument("sequence item ", i, ": expected str instance, ", items[i].type_name(), " found");
     }
     out += (i ? self.as_string() : "") + items[i].as_string();
+    STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(out.size()));
   }
   return Value(std::move(out));
 }
 
-Result<Value> list_method(const Value& self, std::string_view name, Arguments arguments) {
+Result<Value> list_method(const Interpreter&, const Value& self, std::string_view name, Arguments arguments) {
   STATICLM_ASSIGN_OR_RETURN(std::vector<Value> values, bind_arguments(name, std::move(arguments), {{"value", {}}}));
   const auto& items = self.as_list().items;
   if (name == "count") {
@@ -200,7 +205,7 @@ Result<Value> list_method(const Value& self, std::string_view name, Arguments ar
   return invalid_argument(values[0].repr(), " is not in list");
 }
 
-Result<Value> dict_method(const Value& self, std::string_view name, Arguments arguments) {
+Result<Value> dict_method(const Interpreter&, const Value& self, std::string_view name, Arguments arguments) {
   const Dict& dict = self.as_dict();
   if (name == "get") {
     STATICLM_ASSIGN_OR_RETURN(std::vector<Value> values, bind_arguments(name, std::move(arguments),
@@ -241,18 +246,19 @@ bool listed(const std::array<std::string_view, N>& names, std::string_view name)
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-Value bind(const Value& self, std::string_view name,
-           Result<Value> (*method)(const Value&, std::string_view, Arguments)) {
+using BoundMethod = Result<Value> (*)(const Interpreter&, const Value&, std::string_view, Arguments);
+
+Value bind(const Value& self, std::string_view name, BoundMethod method) {
   std::string method_name(name);
   return Value::callable(self.type_name() + "." + method_name,
-                         [self, method_name, method](Interpreter&, Arguments arguments) {
-                           return method(self, method_name, std::move(arguments));
+                         [self, method_name, method](Interpreter& interpreter, Arguments arguments) {
+                           return method(interpreter, self, method_name, std::move(arguments));
                          });
 }
 
 // str.format with plain fields: "{}", "{0}", "{name}", and "{{" / "}}"; a format spec or a
 // conversion is refused rather than ignored.
-Result<Value> format_method(const Value& self, std::string_view, Arguments arguments) {
+Result<Value> format_method(const Interpreter& interpreter, const Value& self, std::string_view, Arguments arguments) {
   const std::string& pattern = self.as_string();
   std::string out;
   size_t next_automatic = 0;
@@ -297,6 +303,7 @@ Result<Value> format_method(const Value& self, std::string_view, Arguments argum
       }
     }
     out += value->str();
+    STATICLM_RETURN_IF_ERROR(interpreter.check_string_size(out.size()));
     i = close;
   }
   return Value(std::move(out));

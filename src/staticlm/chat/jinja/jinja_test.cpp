@@ -66,6 +66,26 @@ TEST(JinjaTest, LimitsStopRunawayTemplates) {
   EXPECT_EQ(error_of("{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}", limits),
             "ResourceExhausted: line 1, column 4: macro calls nest deeper than 32 levels");
   EXPECT_EQ(error_of("{{ range(100001) | length }}").rfind("InvalidArgument: line 1, column 9: Range too big.", 0), 0u);
+
+  // Every way of growing a string is held to the limit before the string is built: methods,
+  // filters, joins, printf widths and JSON of a value that repeats a long string.
+  limits = {};
+  limits.max_output_bytes = 1000;
+  for (const char* growing : {
+           "{% set ns = namespace(s='xy') %}{% for i in range(20) %}{% set ns.s = ns.s.replace('x', ns.s) %}"
+           "{% endfor %}",
+           "{{ ('x' * 600).replace('', 'ab') }}",
+           "{{ ('x' * 600) | replace('', 'ab') }}",
+           "{{ ('x' * 900).join(['a', 'b', 'c']) }}",
+           "{{ '{}{}'.format('x' * 600, 'y' * 600) }}",
+           "{{ '%2000d' % 1 }}",
+           "{{ '%.5000f' % 1.5 }}",
+           "{{ (['x' * 600] * 5) | tojson }}",
+           "{{ [1, [2]] | tojson(indent='x' * 999) }}",
+       }) {
+    const std::string error = error_of(growing, limits);
+    EXPECT_EQ(error.rfind("ResourceExhausted", 0), 0u) << growing << " -> " << error;
+  }
 }
 
 TEST(JinjaTest, DeepNestingIsRefusedNotRecursedInto) {

@@ -95,22 +95,34 @@ class JsonWriter {
       if (i > 0) {
         out_ += item_separator_;
       }
-      new_line(level + 1);
+      STATICLM_RETURN_IF_ERROR(new_line(level + 1));
       STATICLM_RETURN_IF_ERROR(write_item(i));
+      STATICLM_RETURN_IF_ERROR(check_size(0));
     }
-    new_line(level);
+    STATICLM_RETURN_IF_ERROR(new_line(level));
     out_ += close;
     return ok_status();
   }
 
-  void new_line(int level) {
+  Status new_line(int level) {
     if (!options_.indent) {
-      return;
+      return ok_status();
     }
+    STATICLM_RETURN_IF_ERROR(check_size(1 + static_cast<size_t>(level) * options_.indent->size()));
     out_ += '\n';
     for (int i = 0; i < level; ++i) {
       out_ += *options_.indent;
     }
+    return ok_status();
+  }
+
+  // Whether `more` bytes still fit; checked as the text grows, so a small value that expands
+  // (a long string repeated in a list, a long indent) stops before it is built.
+  Status check_size(size_t more) const {
+    if (out_.size() > options_.max_bytes || more > options_.max_bytes - out_.size()) {
+      return resource_exhausted("tojson: the JSON text passes the limit of ", options_.max_bytes, " bytes");
+    }
+    return ok_status();
   }
 
   const JsonDumpOptions& options_;
@@ -124,7 +136,11 @@ class JsonWriter {
 Result<std::string> dump_json(const Value& value, const JsonDumpOptions& options) {
   JsonWriter writer(options);
   STATICLM_RETURN_IF_ERROR(writer.write(value, 0));
-  return writer.take();
+  std::string text = writer.take();
+  if (text.size() > options.max_bytes) {
+    return resource_exhausted("tojson: the JSON text passes the limit of ", options.max_bytes, " bytes");
+  }
+  return text;
 }
 
 Result<Value> value_from_json(const nlohmann::ordered_json& json, int max_depth) {

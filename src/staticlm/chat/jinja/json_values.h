@@ -3,6 +3,7 @@
 // ensure_ascii=False).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,10 +19,11 @@ struct JsonDumpOptions {
   std::optional<std::string> item_separator;  // default ", " (or "," when indenting)
   std::optional<std::string> key_separator;   // default ": "
   bool sort_keys = false;
+  size_t max_bytes = SIZE_MAX;  // the text may not grow past this (ResourceExhausted)
 };
 
 // Fails (InvalidArgument) for a value JSON cannot hold ("Object of type Undefined is not JSON
-// serializable").
+// serializable"), ResourceExhausted when the text would pass options.max_bytes.
 Result<std::string> dump_json(const Value& value, const JsonDumpOptions& options);
 
 // Objects become dicts (in their order in the text: parse with ordered_json, as Python keeps

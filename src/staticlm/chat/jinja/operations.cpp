@@ -97,7 +97,10 @@ Result<Value> repeat(Interpreter& interpreter, const Value& sequence, int64_t ti
   times = std::max<int64_t>(times, 0);
   if (sequence.is_string()) {
     const std::string& text = sequence.as_string();
-    if (!text.empty() && times > 0) {
+    if (text.empty()) {
+      return Value(std::string());  // '' * n, however large n is, without n turns of a loop
+    }
+    if (times > 0) {
       STATICLM_RETURN_IF_ERROR(
           interpreter.check_string_size(times > static_cast<int64_t>(interpreter.limits().max_output_bytes)
                                             ? SIZE_MAX
@@ -110,10 +113,11 @@ Result<Value> repeat(Interpreter& interpreter, const Value& sequence, int64_t ti
     return Value(std::move(out));
   }
   const auto& items = sequence.as_list().items;
-  if (!items.empty()) {
-    STATICLM_RETURN_IF_ERROR(interpreter.check_item_count(
-        times > interpreter.limits().max_loop_iterations ? INT64_MAX : static_cast<int64_t>(items.size()) * times));
+  if (items.empty()) {
+    return Value::list({}, sequence.is_tuple());
   }
+  STATICLM_RETURN_IF_ERROR(interpreter.check_item_count(
+      times > interpreter.limits().max_loop_iterations ? INT64_MAX : static_cast<int64_t>(items.size()) * times));
   std::vector<Value> out;
   for (int64_t i = 0; i < times; ++i) {
     out.insert(out.end(), items.begin(), items.end());

@@ -236,6 +236,19 @@ std::string python_replace(std::string_view text, std::string_view old_text, std
   return out;
 }
 
+size_t python_replace_size(std::string_view text, std::string_view old_text, std::string_view new_text, int64_t count) {
+  // python_count counts an empty `old` before every character and at the end, as replace inserts.
+  size_t matches = static_cast<size_t>(python_count(text, old_text));
+  if (count >= 0) {
+    matches = std::min(matches, static_cast<size_t>(count));
+  }
+  const size_t removed = old_text.empty() ? 0 : matches * old_text.size();
+  if (new_text.size() != 0 && matches > (SIZE_MAX - text.size()) / new_text.size()) {
+    return SIZE_MAX;
+  }
+  return text.size() - removed + matches * new_text.size();
+}
+
 std::string python_upper(std::string_view text) {
   std::string out;
   for (const Character& c : characters(text)) {

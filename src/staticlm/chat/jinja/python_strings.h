@@ -27,6 +27,8 @@ Result<std::vector<std::string>> python_split(std::string_view text, const std::
 std::vector<std::string> python_splitlines(std::string_view text);
 // str.replace: at most `count` replacements when not negative; an empty `old` inserts between characters.
 std::string python_replace(std::string_view text, std::string_view old_text, std::string_view new_text, int64_t count);
+// The size python_replace's result would have, found without building it (saturating at SIZE_MAX).
+size_t python_replace_size(std::string_view text, std::string_view old_text, std::string_view new_text, int64_t count);
 
 std::string python_upper(std::string_view text);
 std::string python_lower(std::string_view text);
