@@ -51,3 +51,36 @@ function(staticlm_add_unit_tests_target)
   add_custom_target(unit_tests)
   add_dependencies(unit_tests ${tests})
 endfunction()
+
+# staticlm_fuzzer(NAME SOURCES ... DEPS ...)
+# A libFuzzer harness beside the parser it feeds (the fuzz preset: clang with libFuzzer, ASan and
+# UBSan). Its seed corpus is tests/fuzz/corpus/NAME, its dictionary tests/fuzz/NAME.dict when there
+# is one; ctest runs it for STATICLM_FUZZ_SECONDS through scripts/fuzz (CI), and scripts/fuzz runs
+# any of them longer while working.
+function(staticlm_fuzzer name)
+  if(NOT STATICLM_BUILD_FUZZERS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(${name} PRIVATE STATICLM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  staticlm_apply_warnings(${name})
+  set_property(GLOBAL APPEND PROPERTY STATICLM_FUZZERS ${name})
+  add_test(NAME ${name}
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/fuzz --build-dir ${CMAKE_BINARY_DIR}
+                   --seconds ${STATICLM_FUZZ_SECONDS} ${name})
+  set_tests_properties(${name} PROPERTIES LABELS fuzz TIMEOUT 600)
+endfunction()
+
+# Target `fuzzers` builds every harness (the fuzz build preset builds only these).
+function(staticlm_add_fuzzers_target)
+  if(NOT STATICLM_BUILD_FUZZERS)
+    return()
+  endif()
+  get_property(fuzzers GLOBAL PROPERTY STATICLM_FUZZERS)
+  add_custom_target(fuzzers)
+  add_dependencies(fuzzers ${fuzzers})
+endfunction()

@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace staticlm {
 namespace {
 
@@ -19,13 +23,21 @@ constexpr FeatureName kNames[] = {
     {CpuFeature::kNeonDotProd, "neon_dotprod"},
 };
 
+#if defined(__x86_64__) || defined(__i386__)
+// F16C from CPUID directly: clang's __builtin_cpu_supports does not know the name.
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
 CpuFeatures detect() {
   CpuFeatures features;
 #if defined(__x86_64__) || defined(__i386__)
   // libgcc's __builtin_cpu_supports also checks, through XGETBV, that the OS saves the vector
   // registers, so a feature reported here is usable.
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c()) {
     features = features.with(CpuFeature::kAvx2);
   }
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&

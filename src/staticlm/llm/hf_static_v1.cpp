@@ -35,8 +35,8 @@ Status check_io(std::string_view method, std::string_view kind, const std::vecto
     }
   }
   for (const auto& [name, want] : rules) {
-    auto found =
-        std::find_if(actual.begin(), actual.end(), [&](const IoTensorInfo& info) { return info.name == name; });
+    auto found = std::find_if(actual.begin(), actual.end(),
+                              [&wanted = name](const IoTensorInfo& info) { return info.name == wanted; });
     if (found == actual.end()) {
       return invalid_argument("method '", method, "': missing ", kind, " '", name, "' (expected ",
                               dtype_name(want->dtype), shape_string(want->shape), ")");

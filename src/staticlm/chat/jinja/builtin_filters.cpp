@@ -562,6 +562,9 @@ Result<Value> filter_round(Interpreter&, Value input, Arguments arguments) {
   if (method != "common" && method != "ceil" && method != "floor") {
     return invalid_argument("method must be 'common', 'ceil' or 'floor'");
   }
+  if (!values[0].is_int() && !values[0].is_bool()) {
+    return invalid_argument("round() precision must be an integer, found ", values[0].type_name());
+  }
   if (!input.is_float() && method == "common") {
     return Value(input.to_int());
   }

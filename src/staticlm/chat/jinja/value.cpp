@@ -87,9 +87,19 @@ int64_t Value::to_int() const {
     return as_bool() ? 1 : 0;
   }
   if (is_float()) {
-    return static_cast<int64_t>(as_float());
+    // Truncated like Python's int(), saturating where Python's integers would outgrow an int64
+    // (a cast out of range is undefined behaviour); NaN has no integer and gives 0.
+    const double d = as_float();
+    if (std::isnan(d)) {
+      return 0;
+    }
+    if (d >= 9223372036854775807.0) {
+      return INT64_MAX;
+    }
+    return d <= -9223372036854775808.0 ? INT64_MIN : static_cast<int64_t>(d);
   }
-  return as_int();
+  // Callers check is_number() first; anything else is 0 rather than an exception.
+  return is_int() ? as_int() : 0;
 }
 
 bool Value::truthy() const {

@@ -118,7 +118,8 @@ class Value {
   const Callable& as_callable() const { return *std::get<CallablePtr>(data_); }
   const Undefined& as_undefined() const { return std::get<Undefined>(data_); }
 
-  // A number as double / as int64 (bool counts as 0 or 1). Precondition: is_number().
+  // A number as double / as int64 (bool counts as 0 or 1; a float truncates, saturating at the int64
+  // range). Callers check is_number(): for anything else both give 0.
   double to_double() const;
   int64_t to_int() const;
 
