@@ -58,6 +58,28 @@ TEST_F(CliModelTest, ExportPrintsASummary) {
   EXPECT_TRUE(nlohmann::json::parse(inspect.out)["delegates"].empty()) << inspect.out;
 }
 
+// --verify reads every byte against the checksums the writer recorded: inspect reports them, and
+// a flipped bit stops inspect and run with a message naming the segment and what it holds.
+TEST_F(CliModelTest, VerifyFindsAFlippedBitAndNamesWhereItIs) {
+  auto inspected = run_cli("inspect " + program_ + " --verify");
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("checksums: xxh3-64 per data segment"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("contents: verified: "), std::string::npos) << inspected.out;
+
+  std::string bytes = testing::read_file(program_);
+  bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x10);
+  const std::string corrupted = test_temp_path("llama3_corrupted.slm");
+  std::ofstream(corrupted, std::ios::binary) << bytes;
+  auto refused = run_cli("inspect " + corrupted + " --verify");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("differs from what was written"), std::string::npos) << refused.err;
+  auto lazy = run_cli("run " + corrupted + " -p hi -n 2 -q");
+  EXPECT_EQ(lazy.exit_code, 0) << "without --verify the file is mapped, not read: " << lazy.err;
+  auto run = run_cli("run " + corrupted + " -p hi -n 2 --verify");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("staticlm run: error: '" + corrupted + "': segment "), std::string::npos) << run.err;
+}
+
 // inspect reads the matrices from the instructions that use them: their layout and format as
 // the kernels get them, each stored matrix once, and who reads it.
 TEST_F(CliModelTest, InspectListsEveryMatrixWithItsFormat) {

@@ -7,7 +7,7 @@ namespace staticlm {
 
 inline constexpr char kProgramMagic[4] = {'S', 'L', 'M', 'P'};
 inline constexpr uint16_t kFormatMajorVersion = 1;
-inline constexpr uint16_t kFormatMinorVersion = 1;
+inline constexpr uint16_t kFormatMinorVersion = 2;  // 1.2: segment checksums
 inline constexpr uint32_t kFileHeaderSize = 48;
 // Alignment of the data area and of large constant segments: one page, so they map zero-copy.
 inline constexpr uint64_t kPageAlignment = 4096;

@@ -2,11 +2,14 @@
 
 #include <bit>
 #include <cctype>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "staticlm/core/checked_math.h"
 #include "staticlm/format/program_verifier.h"
+#include "staticlm/format/segment_checksum.h"
 
 namespace staticlm {
 namespace {
@@ -184,6 +187,79 @@ const fb::Method* ProgramFile::find_method(std::string_view name) const {
     }
   }
   return nullptr;
+}
+
+namespace {
+
+std::string hex64(uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof(text), "0x%016" PRIx64, value);
+  return text;
+}
+
+}  // namespace
+
+std::string_view ProgramFile::checksum_kind() const {
+  return program_->checksum_kind() != nullptr ? program_->checksum_kind()->string_view() : std::string_view();
+}
+
+Status ProgramFile::verify_contents() const {
+  const std::string_view kind = checksum_kind();
+  if (kind.empty()) {
+    return failed_precondition("'", name_, "' records no checksums (written by staticlm before format 1.2); ",
+                               "its contents cannot be verified");
+  }
+  if (kind != kSegmentChecksumKind) {
+    return unimplemented("'", name_, "' records checksums of kind '", kind, "'; this build checks '",
+                         kSegmentChecksumKind, "'");
+  }
+  const auto* segments = program_->segments();
+  for (uint32_t i = 0; segments != nullptr && i < segments->size(); ++i) {
+    const uint64_t recorded = segments->Get(i)->checksum();
+    const uint64_t actual = segment_checksum(segment(i));
+    if (actual != recorded) {
+      return data_loss("'", name_, "': segment ", i, " (", describe_segment(i), ", ", segments->Get(i)->size(),
+                       " bytes at data offset ", segments->Get(i)->offset(), ") differs from what was written: ", kind,
+                       " ", hex64(actual), ", recorded ", hex64(recorded));
+    }
+  }
+  return ok_status();
+}
+
+std::string ProgramFile::describe_segment(uint32_t index) const {
+  std::vector<std::string> holders;
+  if (const auto* constants = program_->constants()) {
+    for (const fb::Constant* constant : *constants) {
+      if (constant->segment() == index) {
+        holders.push_back(str_cat("constant '", constant->name()->string_view(), "'"));
+      }
+    }
+  }
+  if (const auto* files = program_->files()) {
+    for (const fb::EmbeddedFile* file : *files) {
+      if (file->segment() == index) {
+        holders.push_back(str_cat("embedded file '", file->name()->string_view(), "'"));
+      }
+    }
+  }
+  if (const auto* entries = program_->named_data()) {
+    for (const fb::NamedData* entry : *entries) {
+      if (entry->segment() == index) {
+        holders.push_back(str_cat("named data '", entry->key()->string_view(), "'"));
+      }
+    }
+  }
+  if (const auto* delegates = program_->delegates()) {
+    for (uint32_t d = 0; d < delegates->size(); ++d) {
+      if (delegates->Get(d)->blob_segment() == index) {
+        holders.push_back(str_cat("delegate ", d, " (", delegates->Get(d)->backend_id()->string_view(), ") blob"));
+      }
+    }
+  }
+  if (holders.empty()) {
+    return "nothing";
+  }
+  return holders.size() == 1 ? holders.front() : str_cat(holders.front(), " and ", holders.size() - 1, " more");
 }
 
 const fb::MetadataEntry* ProgramFile::find_metadata(std::string_view key) const {

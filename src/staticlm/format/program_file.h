@@ -46,6 +46,18 @@ class ProgramFile {
   const fb::Method* find_method(std::string_view name) const;
   const fb::MetadataEntry* find_metadata(std::string_view key) const;
 
+  // The checksum kind the writer recorded for every data segment ("xxh3-64", format 1.2), or
+  // empty for a file written before checksums (it still loads; its bytes cannot be verified).
+  std::string_view checksum_kind() const;
+  // Reads every data segment and compares it with its recorded checksum (opening stays lazy:
+  // only this reads the whole file). Fails with DataLoss naming the first segment that differs
+  // and what it holds ("constant 'lm_head.weight' and 3 more"), FailedPrecondition for a file
+  // without checksums, Unimplemented for a checksum kind this build does not know.
+  Status verify_contents() const;
+  // What segment `index` holds, for messages: "constant 'x'", "embedded file 'tokenizer.json'",
+  // "named data 'k'", "delegate 0 (cpu) blob", with " and N more" when it holds several.
+  std::string describe_segment(uint32_t index) const;
+
  private:
   ProgramFile() = default;
   Status verify();

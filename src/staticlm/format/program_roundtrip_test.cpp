@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "staticlm/format/metadata.h"
 #include "staticlm/format/program_file.h"
 #include "staticlm/format/program_test_util.h"
 #include "staticlm/format/program_writer.h"
+#include "staticlm/format/segment_checksum.h"
 
 namespace staticlm {
 namespace {
@@ -282,6 +284,47 @@ TEST_F(ProgramRoundTripTest, DelegatesAndFilesRoundTrip) {
   }
   EXPECT_FALSE(file_->embedded_file("vocab.txt").has_value());
   EXPECT_TRUE(file_->segment(1000).empty());
+}
+
+// Every data segment carries the checksum of its bytes; verify_contents reads them all and names
+// the first segment that differs, and what it holds.
+TEST_F(ProgramRoundTripTest, SegmentChecksumsVerifyAndNameWhatChanged) {
+  EXPECT_EQ(file_->checksum_kind(), "xxh3-64");
+  EXPECT_EQ(file_->header().minor_version, 2);
+  const auto* segments = file_->program().segments();
+  ASSERT_NE(segments, nullptr);
+  for (uint32_t i = 0; i < segments->size(); ++i) {
+    EXPECT_EQ(segments->Get(i)->checksum(), segment_checksum(file_->segment(i))) << "segment " << i;
+  }
+  EXPECT_TRUE(file_->verify_contents().ok()) << file_->verify_contents().to_string();
+
+  // One flipped bit in a constant's bytes, as a bad disk or a truncated copy leaves it.
+  const fb::Constant* constant = file_->program().constants()->Get(0);
+  std::vector<uint8_t> bytes = read_file_bytes(path_);
+  const uint64_t at = file_->header().data_offset + segments->Get(constant->segment())->offset() + constant->offset();
+  bytes[at] ^= 0x01;
+  auto corrupted = ProgramFile::from_bytes(bytes, "corrupted.slm");
+  ASSERT_TRUE(corrupted.ok()) << "opening stays lazy: " << corrupted.status().to_string();
+  const Status status = (*corrupted)->verify_contents();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr(str_cat("segment ", constant->segment(), " (constant '",
+                                                             constant->name()->string_view(), "'")));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("differs from what was written"));
+}
+
+TEST(ProgramWriterTest, AFileWithoutChecksumsLoadsAndSaysSo) {
+  ScratchDir dir;
+  const std::string path = dir.path("old.slm");
+  WriteOptions options;
+  options.record_checksums = false;
+  ASSERT_TRUE(write_program(sample_spec(), path, options).ok());
+  auto file = ProgramFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  EXPECT_EQ((*file)->header().minor_version, 1);
+  EXPECT_EQ((*file)->checksum_kind(), "");
+  const Status status = (*file)->verify_contents();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("records no checksums"));
 }
 
 TEST(ProgramWriterTest, EmptyProgramRoundTrips) {

@@ -20,6 +20,7 @@
 #include "staticlm/format/method_builder.h"
 #include "staticlm/format/program_generated.h"
 #include "staticlm/format/program_verifier.h"
+#include "staticlm/format/segment_checksum.h"
 
 namespace staticlm {
 namespace {
@@ -190,7 +191,8 @@ Offset<fb::Delegate> build_delegate(FlatBufferBuilder& builder, const DelegateSp
   return fb::CreateDelegate(builder, backend_id, specs_offset, blob_segment, order);
 }
 
-void build_program(FlatBufferBuilder& builder, const ProgramSpec& spec, const DataLayout& layout) {
+void build_program(FlatBufferBuilder& builder, const ProgramSpec& spec, const DataLayout& layout,
+                   bool record_checksums) {
   std::vector<Offset<fb::MetadataEntry>> metadata;
   for (const MetadataSpec& entry : spec.metadata) {
     metadata.push_back(build_metadata(builder, entry));
@@ -198,7 +200,8 @@ void build_program(FlatBufferBuilder& builder, const ProgramSpec& spec, const Da
   auto metadata_offset = builder.CreateVector(metadata);
   std::vector<Offset<fb::Segment>> segments;
   for (const SegmentPlan& segment : layout.segments) {
-    segments.push_back(fb::CreateSegment(builder, segment.offset, segment.size, segment.alignment));
+    // The checksum is filled in once the segment's bytes are written (write_program).
+    segments.push_back(fb::CreateSegment(builder, segment.offset, segment.size, segment.alignment, 0));
   }
   auto segments_offset = builder.CreateVector(segments);
   std::vector<Offset<fb::Constant>> constants;
@@ -231,8 +234,12 @@ void build_program(FlatBufferBuilder& builder, const ProgramSpec& spec, const Da
         fb::CreateNamedData(builder, builder.CreateString(spec.named_data[n].key), layout.named_data_segments[n]));
   }
   auto named_data_offset = builder.CreateVector(named_data);
+  Offset<flatbuffers::String> checksum_kind;
+  if (record_checksums) {
+    checksum_kind = builder.CreateString(kSegmentChecksumKind);
+  }
   auto root = fb::CreateProgram(builder, metadata_offset, segments_offset, constants_offset, methods_offset,
-                                delegates_offset, files_offset, named_data_offset);
+                                delegates_offset, files_offset, named_data_offset, checksum_kind);
   builder.Finish(root, fb::ProgramIdentifier());
 }
 
@@ -279,6 +286,9 @@ class TempFile {
   // and decode ran a quarter slower until its pages were evicted and read back
   // (docs/performance.md).
   Status write(std::span<const uint8_t> bytes) {
+    if (hashing_ != nullptr) {
+      hashing_->update(bytes);
+    }
     position_ += bytes.size();
     while (!bytes.empty()) {
       if (buffered_ == 0 && bytes.size() >= kBlockBytes) {
@@ -327,6 +337,26 @@ class TempFile {
 
   uint64_t position() const { return position_; }
 
+  // Feeds every byte written from now on to `hasher` (nullptr: stop).
+  void hash_into(SegmentHasher* hasher) { hashing_ = hasher; }
+
+  // Writes `bytes` again at file offset `offset` (already written; same length).
+  Status rewrite(uint64_t offset, std::span<const uint8_t> bytes) {
+    STATICLM_RETURN_IF_ERROR(flush());
+    while (!bytes.empty()) {
+      const ssize_t written = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+      if (written < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        return io_error("cannot write");
+      }
+      bytes = bytes.subspan(static_cast<size_t>(written));
+      offset += static_cast<uint64_t>(written);
+    }
+    return ok_status();
+  }
+
  private:
   Status io_error(std::string_view action) const {
     return unavailable(action, " '", temp_path_, "' (for '", path_, "'): ", std::strerror(errno));
@@ -359,6 +389,7 @@ class TempFile {
   uint64_t position_ = 0;  // bytes written by the caller, buffered ones included
   std::unique_ptr<uint8_t[]> buffer_;
   size_t buffered_ = 0;
+  SegmentHasher* hashing_ = nullptr;
 };
 
 // One reusable buffer as large as the largest source read so far: the writer's peak memory.
@@ -394,7 +425,7 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
   flatbuffers::FlatBufferBuilder builder(64 * 1024);
   // Zeros must be stored too: a reader must see storage = Arena, index = 0 explicitly.
   builder.ForceDefaults(true);
-  build_program(builder, spec, layout);
+  build_program(builder, spec, layout, options.record_checksums);
   const uint8_t* flatbuffer = builder.GetBufferPointer();
   const uint64_t flatbuffer_size = builder.GetSize();
   // The reader's own rules, applied before a byte is written.
@@ -404,7 +435,8 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
   FileHeader header{};
   std::memcpy(header.magic, kProgramMagic, sizeof(header.magic));
   header.major_version = kFormatMajorVersion;
-  header.minor_version = kFormatMinorVersion;
+  // A file without checksums is what format 1.1 wrote.
+  header.minor_version = options.record_checksums ? kFormatMinorVersion : 1;
   header.header_size = kFileHeaderSize;
   header.flatbuffer_offset = kFileHeaderSize;
   header.flatbuffer_size = flatbuffer_size;
@@ -420,6 +452,7 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
   STATICLM_RETURN_IF_ERROR(file.create(path));
   STATICLM_RETURN_IF_ERROR(file.write(std::span(reinterpret_cast<const uint8_t*>(&header), sizeof(header))));
   STATICLM_RETURN_IF_ERROR(file.write(std::span(flatbuffer, static_cast<size_t>(flatbuffer_size))));
+  const std::span<const uint8_t> flatbuffer_bytes(flatbuffer, static_cast<size_t>(flatbuffer_size));
 
   WriteSummary summary;
   summary.file_bytes = *file_bytes;
@@ -430,8 +463,15 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
     summary.named_data_bytes += layout.segments[segment].size;
   }
   ReadBuffer buffer;
+  SegmentHasher hasher;
+  std::vector<uint64_t> checksums;
   for (const SegmentPlan& segment : layout.segments) {
     summary.largest_segment_bytes = std::max(summary.largest_segment_bytes, segment.size);
+    // The checksum covers exactly the segment's bytes, its own padding included, not the gap
+    // that aligns its start.
+    STATICLM_RETURN_IF_ERROR(file.pad_to(header.data_offset + segment.offset));
+    hasher.reset();
+    file.hash_into(&hasher);
     for (const Piece& piece : segment.pieces) {
       STATICLM_RETURN_IF_ERROR(file.pad_to(header.data_offset + segment.offset + piece.offset));
       STATICLM_ASSIGN_OR_RETURN(std::span<uint8_t> bytes, buffer.get(piece.source->size_bytes(), piece.what));
@@ -442,6 +482,8 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
       STATICLM_RETURN_IF_ERROR(file.write(bytes));
     }
     STATICLM_RETURN_IF_ERROR(file.pad_to(header.data_offset + segment.offset + segment.size));
+    file.hash_into(nullptr);
+    checksums.push_back(hasher.digest());
     if (options.on_progress) {
       options.on_progress(WriteProgress{file.position(), summary.file_bytes});
     }
@@ -450,6 +492,19 @@ Result<WriteSummary> write_program(const ProgramSpec& spec, const std::string& p
   STATICLM_RETURN_IF_ERROR(file.pad_to(summary.file_bytes));
   if (file.position() != summary.file_bytes) {
     return internal_error("wrote ", file.position(), " bytes to '", path, "', planned ", summary.file_bytes);
+  }
+  if (options.record_checksums) {
+    // The flatbuffer went out first, with zero checksums; now that every segment has been hashed,
+    // the same bytes are written again with the checksums in place (same size, same offsets).
+    fb::Program* program = fb::GetMutableProgram(builder.GetBufferPointer());
+    for (size_t i = 0; i < checksums.size(); ++i) {
+      if (!program->mutable_segments()
+               ->GetMutableObject(static_cast<flatbuffers::uoffset_t>(i))
+               ->mutate_checksum(checksums[i])) {
+        return internal_error("segment ", i, " of '", path, "' has no checksum field to fill");
+      }
+    }
+    STATICLM_RETURN_IF_ERROR(file.rewrite(kFileHeaderSize, flatbuffer_bytes));
   }
   STATICLM_RETURN_IF_ERROR(file.commit());
   return summary;

@@ -18,6 +18,9 @@ struct WriteProgress {
 struct WriteOptions {
   // Called after each segment is written (for a progress bar); may be empty.
   std::function<void(const WriteProgress&)> on_progress;
+  // Record a checksum per data segment (format 1.2). False writes the file as format 1.1 did,
+  // which compatibility tests need.
+  bool record_checksums = true;
 };
 
 struct WriteSummary {

@@ -1,6 +1,7 @@
 #include "staticlm/tools/engine_flags.h"
 
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -42,6 +43,8 @@ void add_engine_flags(CLI::App& app, EngineArgs& args) {
                  "Backend runtime option BACKEND.KEY=VALUE, e.g. cpu.isa=avx2 (repeatable; see `staticlm backends`)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("--verify", args.verify,
+               "Check every byte of the program against its recorded checksums before running (reads the whole file)");
 }
 
 Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
@@ -54,6 +57,14 @@ Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
   auto engine = Engine::open(args.path, options, std::move(runtime));
   if (!engine.ok()) {
     return with_flag_names(engine.status(), kEngineFlags);
+  }
+  if (args.verify) {
+    const Status verified = (*engine)->file().verify_contents();
+    if (verified.code() == StatusCode::kFailedPrecondition) {
+      std::fprintf(stderr, "note: %s\n", verified.message().c_str());  // an older file: say so, run it
+    } else {
+      STATICLM_RETURN_IF_ERROR(verified);
+    }
   }
   return engine;
 }

@@ -22,6 +22,7 @@ struct EngineArgs {
   bool strict_io = false;
   int num_threads = 0;
   std::vector<std::string> runtime_options;  // BACKEND.KEY=VALUE
+  bool verify = false;                       // check the program's bytes against its checksums first
 };
 
 void add_engine_flags(CLI::App& app, EngineArgs& args);

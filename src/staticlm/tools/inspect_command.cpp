@@ -7,6 +7,7 @@
 // each node runs, and why a node stayed on the portable kernels) and each delegate's effective
 // settings (compile spec "effective_settings"). Both are JSON written by the partitioner, but
 // the file is untrusted, so they are parsed defensively.
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -209,6 +210,7 @@ json describe(const ProgramFile& file) {
     }
   }
   doc["embedded_files"] = files;
+  doc["checksum_kind"] = file.checksum_kind().empty() ? json(nullptr) : json(std::string(file.checksum_kind()));
   // Where `run --chat` and `serve` take the chat template from; null: the ChatML default.
   const auto chat_template = program_chat_template_origin(file);
   if (!chat_template.ok()) {
@@ -395,6 +397,11 @@ void print_text(const json& doc, bool each_matrix) {
     std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),
                 human_bytes(embedded["bytes"].get<uint64_t>()).c_str());
   }
+  std::printf(
+      "checksums: %s\n",
+      doc["checksum_kind"].is_null()
+          ? "none (written before format 1.2; its contents cannot be verified)"
+          : (doc["checksum_kind"].get<std::string>() + " per data segment (inspect --verify checks them)").c_str());
   const json& chat_template = doc["chat_template"];
   std::printf("chat template: %s\n", chat_template.is_null() ? "none (run --chat and serve use ChatML, docs/chat.md)"
                                      : chat_template.is_object()
@@ -406,7 +413,28 @@ struct InspectOptions {
   std::string path;
   bool json = false;
   bool matrices = false;
+  bool verify = false;
 };
+
+// --verify: every byte against its checksum, after the description. A file written before
+// checksums is not an error: it says so.
+Status verify(const ProgramFile& file, bool json_output) {
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = file.verify_contents();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (status.code() == StatusCode::kFailedPrecondition) {
+    std::fprintf(json_output ? stderr : stdout, "contents: not verified: %s\n", status.message().c_str());
+    return ok_status();
+  }
+  STATICLM_RETURN_IF_ERROR(status);
+  const uint64_t segments = file.program().segments() != nullptr ? file.program().segments()->size() : 0;
+  std::fprintf(json_output ? stderr : stdout,
+               "contents: verified: %llu data segments (%s) match their %s checksums "
+               "(%.2f s)\n",
+               static_cast<unsigned long long>(segments), human_bytes(file.header().data_size).c_str(),
+               std::string(file.checksum_kind()).c_str(), seconds);
+  return ok_status();
+}
 
 }  // namespace
 
@@ -416,6 +444,8 @@ Command add_inspect_command(CLI::App& parent) {
   app->add_option("file", options->path, "Program file (.slm)")->required();
   app->add_flag("--json", options->json, "Print a JSON document instead of text");
   app->add_flag("--matrices", options->matrices, "List every matrix: shape, layout, format, bits per weight, readers");
+  app->add_flag("--verify", options->verify,
+                "Read every byte and check it against the checksums the writer recorded (names what differs)");
   return {app, [options]() -> Status {
             STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file, ProgramFile::open(options->path));
             json doc = describe(*file);
@@ -424,7 +454,7 @@ Command add_inspect_command(CLI::App& parent) {
             } else {
               print_text(doc, options->matrices);
             }
-            return ok_status();
+            return options->verify ? verify(*file, options->json) : ok_status();
           }};
 }
 

@@ -188,5 +188,19 @@ TEST(SentencePieceLoadTest, GarbageIsNotAModel) {
       << tokenizer.status().message();
 }
 
+// Found by tests/fuzz: a model whose piece list holds an empty piece made the library throw
+// while building its trie, which ended the process.
+TEST(SentencePieceLoadTest, AnEmptyPieceIsRefusedNotThrown) {
+  const std::vector<uint8_t> model = {0x0a, 0x0e, 0x0a, 0x05, 0x3c, 0x71, 0x6e, 0x6b, 0x3e, 0x15, 0x00, 0x00,
+                                      0x00, 0x00, 0x18, 0x02, 0x0a, 0x0c, 0x0a, 0x03, 0x00, 0x00, 0x00, 0x25,
+                                      0x00, 0x04, 0x00, 0x30, 0x78, 0x30, 0x30, 0x3e, 0x15, 0x00, 0x14, 0x00,
+                                      0x00};
+  auto tokenizer = load_sentencepiece_model(model);
+  ASSERT_FALSE(tokenizer.ok());
+  EXPECT_EQ(tokenizer.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(tokenizer.status().message().find("not a valid SentencePiece model"), std::string::npos)
+      << tokenizer.status().message();
+}
+
 }  // namespace
 }  // namespace staticlm
