@@ -199,6 +199,16 @@ std::vector<Case> catalogue() {
          return open_program(garbled);
        }},
       {"text file as a program", C::kDataLoss, "truncated", [] { return open_program(bytes_of("hello, world\n")); }},
+      {"program with a flipped weight bit, verified", C::kDataLoss, "differs from what was written",
+       [&] {
+         Bytes flipped = program;
+         flipped[flipped.size() - 64] ^= 0x04;  // the last data segment: weights
+         static std::vector<Bytes> kept;
+         kept.push_back(std::move(flipped));
+         STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file,
+                                   ProgramFile::from_bytes(kept.back(), "hostile.slm"));
+         return file->verify_contents();
+       }},
       {"missing program file", C::kNotFound, "no such file",
        [] { return ProgramFile::open(testing::temp_path("no_such.slm")).status(); }},
       {"directory as a program", C::kInvalidArgument, "not a regular file",
