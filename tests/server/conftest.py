@@ -17,13 +17,24 @@ ARTIFACTS = pathlib.Path(os.environ.get("STATICLM_ARTIFACTS_DIR", ROOT / "build"
 CONTEXT = 512
 
 
+def export_bundled(directory, context):
+    path = directory / f"kjv_{context}.slm"
+    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(path), "--dtype", "bf16",
+                    "--max-cache-len", str(context), "--prefill-len", "32"], check=True, capture_output=True)
+    return path
+
+
 @pytest.fixture(scope="session")
 def model(tmp_path_factory):
     """The bundled model exported with a 512-token context."""
-    path = tmp_path_factory.mktemp("model") / "kjv.slm"
-    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(path), "--dtype", "bf16",
-                    "--max-cache-len", str(CONTEXT), "--prefill-len", "32"], check=True, capture_output=True)
-    return path
+    return export_bundled(tmp_path_factory.mktemp("model"), CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def long_model(tmp_path_factory):
+    """The bundled model with its whole 1024-token context: room for a chat page conversation whose
+    second reply streams long enough to be stopped."""
+    return export_bundled(tmp_path_factory.mktemp("long_model"), 1024)
 
 
 class Server:
@@ -100,12 +111,12 @@ def start_server(model_path, *extra, wait_ready=True):
 
 @pytest.fixture
 def serve(model):
-    """Starts servers (flags as arguments); stops them after the test."""
+    """Starts servers (flags as arguments; program= another program); stops them after the test."""
     started = []
 
-    def start(*extra, api_key=None):
+    def start(*extra, api_key=None, program=None):
         flags = list(extra) + (["--api-key", api_key] if api_key else [])
-        process, port, _ = start_server(model, *flags)
+        process, port, _ = start_server(program or model, *flags)
         started.append(process)
         return Server(process, port, api_key)
 

@@ -23,7 +23,7 @@ def test_health_models_and_metrics(serve):
     status, models = server.get_json("/v1/models")
     assert status == 200
     (model,) = models["data"]
-    assert model["id"] == "kjv" and model["object"] == "model"
+    assert model["id"] == f"kjv_{CONTEXT}" and model["object"] == "model"  # the file name, without .slm
     assert model["meta"]["n_ctx"] == CONTEXT
     server.post(COMPLETIONS, {"prompt": "In the beginning", "max_tokens": 4})
     counted = 'staticlm_requests_total{endpoint="/v1/completions",status="200"} 1'
@@ -169,8 +169,9 @@ def test_chat_turn_extending_a_conversation_reuses_the_cache(serve):
 def test_a_full_queue_answers_503_with_retry_after(serve):
     server = serve("--parallel", "1", "--queue", "0")
     connection = server.connection()
+    # Seeded: this sample runs to max_tokens, so the request still holds the session below.
     connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
-                                                        "max_tokens": 400, "temperature": 1}))
+                                                        "max_tokens": 400, "temperature": 1, "seed": 1}))
     response = connection.getresponse()
     response.readline()  # generating now
     status, headers, reply = server.post(COMPLETIONS, {"prompt": "And", "max_tokens": 2})
@@ -182,8 +183,9 @@ def test_a_full_queue_answers_503_with_retry_after(serve):
 def test_a_client_that_disconnects_frees_its_session(serve):
     server = serve("--parallel", "1", "--queue", "4")
     connection = server.connection()
+    # Seeded: this sample runs to max_tokens, so it is still generating when the client leaves.
     connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
-                                                        "max_tokens": 450, "temperature": 1}))
+                                                        "max_tokens": 450, "temperature": 1, "seed": 1}))
     response = connection.getresponse()
     for _ in range(4):
         response.readline()
@@ -280,9 +282,9 @@ def test_the_official_openai_client(serve):
     node_test("openai_client_test.mjs", f"http://127.0.0.1:{server.port}", "client-key")
 
 
-def test_the_web_page_in_headless_chromium(serve):
+def test_the_web_page_in_headless_chromium(serve, long_model):
     if not os.path.exists(os.environ.get("CHROMIUM", "/usr/bin/chromium")):
         pytest.fail("Debian's chromium is needed: run scripts/install-deps")
-    server = serve()
+    server = serve(program=long_model)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     node_test("web_page_test.mjs", f"http://127.0.0.1:{server.port}", str(ARTIFACTS / "web_page.png"))

@@ -115,11 +115,11 @@ async function main() {
 
     step = 'stop button';
     await page.click('#settings summary');
-    // "High" max tokens, but within the context window so the server cannot reject it.
+    // Long enough to be stopped mid-stream (half the context: the first turn and this one fit).
     const nCtx = await page.evaluate(async () => {
       try { return (await (await fetch('v1/models')).json()).data[0].meta.n_ctx || 0; } catch { return 0; }
     });
-    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 4))) : 4000;
+    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 2))) : 4000;
     await page.fill('#max-tokens', String(maxTokens));
     let stopped = false;
     for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
