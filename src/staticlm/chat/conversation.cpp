@@ -42,8 +42,7 @@ Result<ChatTurn> ChatConversation::send(const std::string& user_text, const Gene
   STATICLM_ASSIGN_OR_RETURN(std::string rendered, chat_.chat_template.render(inputs));
   STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt, encode_chat_prompt(*tokenizer, rendered));
   const auto prompt_len = static_cast<int64_t>(prompt.size());
-  // A reply of n tokens needs prompt_len + n - 1 positions (its last token is never fed back).
-  const int64_t room = context_length() - prompt_len + 1;
+  const int64_t room = max_new_tokens_that_fit(prompt_len, context_length());
   if (room < 1) {
     return resource_exhausted("the conversation with this message is ", prompt_len, " tokens, and the context holds ",
                               context_length(), ": reset the conversation (/reset), send a shorter message, or ",

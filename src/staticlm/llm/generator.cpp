@@ -60,12 +60,11 @@ class StopStringFilter {
   std::string held_;
 };
 
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  const auto mismatch = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return mismatch.first - a.begin();
-}
-
 }  // namespace
+
+int64_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b) {
+  return std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin();
+}
 
 std::string_view stop_reason_name(StopReason reason) {
   switch (reason) {
@@ -114,7 +113,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
 
   // At least the last prompt token is fed, for the logits that sample the first new token.
   const int64_t cached =
-      options.reuse_cached_prefix ? std::min(common_prefix(session.cached_tokens(), prompt), prompt_len - 1) : 0;
+      options.reuse_cached_prefix ? std::min(common_prefix_length(session.cached_tokens(), prompt), prompt_len - 1) : 0;
   session.truncate(cached);
   result.cached_prompt_tokens = cached;
   const std::span<const int32_t> fed = prompt.subspan(static_cast<size_t>(cached));

@@ -58,6 +58,15 @@ using TokenCallback = std::function<bool(int32_t token)>;
 // sequence, never part of a stop string).
 using TextCallback = std::function<void(std::string_view text)>;
 
+// How many leading tokens `a` and `b` share (a session's cache and a new prompt).
+int64_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b);
+
+// The most new tokens a prompt of `prompt_len` leaves room for in a cache of `cache_len`: the last
+// generated token is never fed back, so n tokens need prompt_len + n - 1 positions. < 1: none fit.
+inline int64_t max_new_tokens_that_fit(int64_t prompt_len, int64_t cache_len) {
+  return cache_len - prompt_len + 1;
+}
+
 // Generates from token ids. Resets the session first unless reuse_cached_prefix. Fails with OutOfRange before any work
 // when the prompt plus max_new_tokens exceeds the session's cache, InvalidArgument for an empty
 // prompt, a token outside the vocabulary or bad sampling parameters.

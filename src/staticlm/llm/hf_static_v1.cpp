@@ -63,6 +63,8 @@ class HfStaticSession final : public LlmSession {
   Status init() {
     const uint64_t cache_bytes = static_cast<uint64_t>(c_.num_kv_heads * c_.max_cache_len * c_.head_dim) *
                                  dtype_info(c_.cache_dtype).block_bytes;
+    // Reserved once: decode appends a token per step and must not reallocate mid-conversation.
+    tokens_.reserve(static_cast<size_t>(c_.max_cache_len));
     STATICLM_RETURN_IF_ERROR(open_method(spec::kPrefill, c_.prefill_len, prefill_));
     STATICLM_RETURN_IF_ERROR(open_method(spec::kDecode, 1, decode_));
     // One cache per layer and kind, allocated once and bound to both methods.

@@ -52,10 +52,9 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   if (prompt.empty()) {
     return invalid_argument("'", prompt_field, "': the prompt encodes to no tokens");
   }
-  // n new tokens need prompt + n - 1 positions: the last one is never fed back.
   const int64_t context = model.pool->context_length();
   const auto prompt_len = static_cast<int64_t>(prompt.size());
-  const int64_t room = context - prompt_len + 1;
+  const int64_t room = max_new_tokens_that_fit(prompt_len, context);
   if (room < 1) {
     return invalid_argument("'", prompt_field, "': the prompt is ", prompt_len, " tokens and the context holds ",
                             context, "; shorten it");

@@ -4,14 +4,6 @@
 #include <chrono>
 
 namespace staticlm::server {
-namespace {
-
-size_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  return static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin());
-}
-
-}  // namespace
-
 SessionLease::SessionLease(SessionLease&& other) noexcept
     : pool_(std::exchange(other.pool_, nullptr)), slot_(other.slot_), session_(other.session_) {}
 
@@ -71,12 +63,12 @@ std::optional<SessionLease> SessionPool::acquire(QueueTicket ticket, std::span<c
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     std::optional<size_t> best;
-    size_t best_shared = 0;
+    int64_t best_shared = 0;
     for (size_t i = 0; i < sessions_.size(); ++i) {
       if (in_use_[i]) {
         continue;
       }
-      const size_t shared = common_prefix(sessions_[i]->cached_tokens(), prompt);
+      const int64_t shared = common_prefix_length(sessions_[i]->cached_tokens(), prompt);
       if (!best || shared > best_shared || (shared == best_shared && last_used_[i] < last_used_[*best])) {
         best = i;
         best_shared = shared;
