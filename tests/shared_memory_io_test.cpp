@@ -2,8 +2,6 @@
 // in heap memory, in shm (memfd), in rpcmem (the stub libcdsprpc.so), and in rpcmem forced to fail
 // (the IOManager falls back to the heap); strict I/O turns that fallback into an error. The
 // allocators' bindings then say which fd and offset back each tensor, as a backend would see.
-#include <dlfcn.h>
-
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -20,6 +18,7 @@
 #include "staticlm/llm/generator.h"
 
 #include "fixture_reference.h"
+#include "rpcmem_stub_control.h"
 #include "session_helper.h"
 
 namespace staticlm {
@@ -27,35 +26,7 @@ namespace {
 
 constexpr uint64_t kBuffers = 2 * 3 + 4;  // per method: input_ids, cache_position, logits; 2 layers x (k, v)
 
-// The stub's "fail every rpcmem_alloc" switch, reached through the same loaded library the
-// allocator uses.
-class StubControl {
- public:
-  StubControl() {
-    handle_ = dlopen(STATICLM_RPCMEM_STUB, RTLD_NOW | RTLD_LOCAL);
-    if (handle_ != nullptr) {
-      fail_next_allocs_ = reinterpret_cast<void (*)(int)>(dlsym(handle_, "stub_fail_next_allocs"));
-      live_blocks_ = reinterpret_cast<int (*)()>(dlsym(handle_, "stub_live_blocks"));
-    }
-  }
-  ~StubControl() {
-    if (handle_ != nullptr) {
-      fail_next_allocs_(0);
-      dlclose(handle_);
-    }
-  }
-  StubControl(const StubControl&) = delete;
-  StubControl& operator=(const StubControl&) = delete;
-
-  bool ok() const { return fail_next_allocs_ != nullptr && live_blocks_ != nullptr; }
-  void fail_every_alloc() { fail_next_allocs_(-1); }
-  int live_blocks() const { return live_blocks_(); }
-
- private:
-  void* handle_ = nullptr;
-  void (*fail_next_allocs_)(int) = nullptr;
-  int (*live_blocks_)() = nullptr;
-};
+using testing::StubControl;
 
 class SharedMemoryIoTest : public ::testing::Test {
  protected:

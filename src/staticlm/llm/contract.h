@@ -48,6 +48,8 @@ class LlmSession {
 struct SessionOptions {
   std::shared_ptr<IOBufferAllocator> allocator;  // heap when empty
   bool strict_io = false;
+  // Serves the buffers `allocator` cannot (unless strict_io); the heap when empty.
+  std::shared_ptr<IOBufferAllocator> fallback_allocator = nullptr;
 };
 
 // A session over one prepared Program: its own I/O buffers and KV caches (through the

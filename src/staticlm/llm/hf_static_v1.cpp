@@ -252,7 +252,7 @@ class HfStaticV1 final : public LlmContract {
     if (!allocator) {
       allocator = std::make_shared<HeapAllocator>();
     }
-    auto io = std::make_unique<IOManager>(allocator, IoManagerOptions{options.strict_io, 64});
+    auto io = std::make_unique<IOManager>(allocator, IoManagerOptions{options.strict_io, 64, options.fallback_allocator});
     auto session = std::make_unique<HfStaticSession>(config, std::move(program), std::move(io));
     STATICLM_RETURN_IF_ERROR(session->init());
     return std::unique_ptr<LlmSession>(std::move(session));

@@ -8,7 +8,9 @@
 namespace staticlm {
 
 IOManager::IOManager(std::shared_ptr<IOBufferAllocator> allocator, IoManagerOptions options)
-    : allocator_(std::move(allocator)), options_(options) {}
+    : allocator_(std::move(allocator)),
+      fallback_(options.fallback ? options.fallback : std::make_shared<HeapAllocator>()),
+      options_(std::move(options)) {}
 
 IOManager::~IOManager() {
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
@@ -31,7 +33,7 @@ void IOManager::count(const IOBufferAllocator& allocator, uint64_t bytes) {
 Result<ExternalBuffer> IOManager::allocate(const IoTensorRef& tensor) {
   IOBufferAllocator* owner = allocator_.get();
   void* pointer = owner->allocate(tensor.bytes, options_.alignment);
-  if (pointer == nullptr && owner != &heap_) {
+  if (pointer == nullptr && owner != fallback_.get()) {
     if (options_.strict) {
       return failed_precondition("allocator '", owner->name(), "' could not allocate ", tensor.bytes, " bytes for ",
                                  io_role_name(tensor.role), " '", tensor.name, "' of method '", tensor.method,
@@ -39,19 +41,19 @@ Result<ExternalBuffer> IOManager::allocate(const IoTensorRef& tensor) {
     }
     if (!warned_) {
       log_warning("allocator '", owner->name(), "' could not allocate ", tensor.bytes, " bytes for ",
-                  io_role_name(tensor.role), " '", tensor.name,
-                  "'; falling back to the heap (further fallbacks are "
-                  "counted in the run stats)");
+                  io_role_name(tensor.role), " '", tensor.name, "'; falling back to '", fallback_->name(),
+                  "' (further fallbacks are counted in the run stats)");
       warned_ = true;
     }
     ++stats_.fallbacks;
     stats_.fallback_bytes += tensor.bytes;
-    owner = &heap_;
+    owner = fallback_.get();
     pointer = owner->allocate(tensor.bytes, options_.alignment);
   }
   if (pointer == nullptr) {
     return resource_exhausted("cannot allocate ", tensor.bytes, " bytes for ", io_role_name(tensor.role), " '",
-                              tensor.name, "' of method '", tensor.method, "'");
+                              tensor.name, "' of method '", tensor.method, "': allocator '", owner->name(),
+                              "' returned nothing");
   }
   blocks_.push_back({pointer, tensor.bytes, owner});
   count(*owner, tensor.bytes);

@@ -1,7 +1,9 @@
 // IOManager: allocates every input, output and cache buffer of an LLM session through one
 // IOBufferAllocator (runtime/io_buffer_allocator.h) and owns them until it is destroyed.
-// When the allocator returns nullptr the IOManager falls back to the heap, counts it, warns once
-// through the logging hook, and reports it in stats(); with `strict` a fallback is an error.
+// When the allocator returns nullptr the IOManager falls back to the heap (or the fallback
+// allocator it was given), counts it, warns once through the logging hook, and reports it in
+// stats(); with `strict` a fallback is an error. A failed allocate() leaves nothing behind: the
+// buffers allocated before it stay owned, and are freed with the manager.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct IoStats {
 struct IoManagerOptions {
   bool strict = false;  // refuse the heap fallback
   size_t alignment = 64;
+  // Serves what the allocator cannot; the heap when empty. When it fails too, allocate() fails
+  // with ResourceExhausted.
+  std::shared_ptr<IOBufferAllocator> fallback = nullptr;
 };
 
 class IOManager {
@@ -60,7 +65,7 @@ class IOManager {
   void count(const IOBufferAllocator& allocator, uint64_t bytes);
 
   std::shared_ptr<IOBufferAllocator> allocator_;
-  HeapAllocator heap_;
+  std::shared_ptr<IOBufferAllocator> fallback_;
   IoManagerOptions options_;
   std::vector<Block> blocks_;
   IoStats stats_;

@@ -27,6 +27,8 @@ struct StubState {
   std::map<uintptr_t, StubBlock> blocks;  // by start address
   int fail_allocs = 0;                    // < 0: every allocation fails
   int fail_to_fd = 0;
+  int fail_alloc_at = 0;  // > 0: that many calls from now, one rpcmem_alloc returns null
+  int fail_to_fd_at = 0;  // the same for rpcmem_to_fd
   int alloc_calls = 0;
   int bad_frees = 0;
   int init_calls = 0;
@@ -98,6 +100,9 @@ void* rpcmem_alloc(int heap_id, uint32_t flags, int size) {
       }
       return nullptr;
     }
+    if (s.fail_alloc_at > 0 && --s.fail_alloc_at == 0) {
+      return nullptr;
+    }
   }
   const size_t length = (static_cast<size_t>(size) + page_size() - 1) / page_size() * page_size();
   const int fd = memfd_create("cdsprpc-stub", MFD_CLOEXEC);
@@ -143,6 +148,9 @@ int rpcmem_to_fd(void* pointer) {
     --s.fail_to_fd;
     return -1;
   }
+  if (s.fail_to_fd_at > 0 && --s.fail_to_fd_at == 0) {
+    return -1;
+  }
   const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
   auto it = s.blocks.upper_bound(address);
   if (it == s.blocks.begin()) {
@@ -159,6 +167,8 @@ void stub_reset() {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.fail_allocs = 0;
   s.fail_to_fd = 0;
+  s.fail_alloc_at = 0;
+  s.fail_to_fd_at = 0;
   s.alloc_calls = 0;
   s.bad_frees = 0;
   s.init_calls = 0;
@@ -178,6 +188,18 @@ void stub_fail_next_allocs(int count) {
 void stub_fail_next_to_fd(int count) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().fail_to_fd = count;
+}
+
+// Only the n-th rpcmem_alloc (n >= 1) from now returns null; 0 disarms.
+void stub_fail_alloc_at(int n) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().fail_alloc_at = n;
+}
+
+// Only the n-th rpcmem_to_fd from now returns -1; 0 disarms.
+void stub_fail_to_fd_at(int n) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().fail_to_fd_at = n;
 }
 
 int stub_live_blocks() {
