@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -126,6 +127,10 @@ struct ProgramCase {
   bool cpu_backend = false;
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
 };
+
+void PrintTo(const ProgramCase& program, std::ostream* out) {
+  *out << program.label;
+}
 
 // One exported llama fixture program, prepared once; sessions are opened on it again and again.
 class AllocationFailureTest : public ::testing::TestWithParam<ProgramCase> {

@@ -152,35 +152,41 @@ class HttpServerThreadsTest : public ::testing::Test {
 };
 
 TEST_F(HttpServerThreadsTest, HealthTurnsReadyWhileClientsPollIt) {
+  constexpr int kPollers = 2;
   std::atomic<bool> stop{false};
-  std::atomic<int> unavailable{0};
-  std::atomic<int> ready{0};
+  std::atomic<int> unavailable[kPollers] = {0, 0};
+  std::atomic<int> ready[kPollers] = {0, 0};
   std::atomic<int> other{0};
   std::vector<std::thread> pollers;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kPollers; ++i) {
     pollers.emplace_back([&, i] {
       httplib::Client http = client();
       while (!stop.load()) {
         auto result = http.Get(i == 0 ? "/health" : "/v1/models");
         const int status = result ? result->status : 0;
-        (status == 503 ? unavailable : status == 200 ? ready : other).fetch_add(1);
+        (status == 503 ? unavailable[i] : status == 200 ? ready[i] : other).fetch_add(1);
         if (status == 200) {
           break;
         }
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto all_at_least_one = [](const std::atomic<int>* counts) { return counts[0].load() > 0 && counts[1].load() > 0; };
+  // Each poller is told 503 before the model arrives (bounded: a server that never answers
+  // fails here instead of hanging).
+  for (int spin = 0; spin < 30000 && !all_at_least_one(unavailable); ++spin) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(all_at_least_one(unavailable)) << "before the model is set, /health and /v1/models answer 503";
   set_model();
-  for (int spin = 0; spin < 2000 && ready.load() < 2; ++spin) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int spin = 0; spin < 30000 && !all_at_least_one(ready); ++spin) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   stop = true;
   for (std::thread& poller : pollers) {
     poller.join();
   }
-  EXPECT_GT(unavailable.load(), 0) << "before the model is set, /health and /v1/models answer 503";
-  EXPECT_EQ(ready.load(), 2) << "both pollers saw the model become ready";
+  EXPECT_TRUE(all_at_least_one(ready)) << "both pollers saw the model become ready";
   EXPECT_EQ(other.load(), 0);
 }
 
