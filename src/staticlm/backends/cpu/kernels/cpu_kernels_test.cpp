@@ -156,6 +156,15 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF32, 35, 70, 40, false},
       {DType::kF32, 37, 33, 32, true},
       {DType::kF16, 34, 20, 31, false},
+      // Two full panels at once (AVX-512), each remainder of its 6-row blocks, a lone panel after
+      // the pairs, full or partial, at every weight dtype.
+      {DType::kF32, 43, 40, 100, false},
+      {DType::kF32, 38, 300, 64, true},
+      {DType::kF32, 45, 70, 96, true},
+      {DType::kF16, 46, 20, 128, false},
+      {DType::kF16, 41, 260, 70, true},
+      {DType::kBF16, 42, 257, 64, false},
+      {DType::kBF16, 5, 64, 96, true},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns

@@ -46,13 +46,14 @@ inline constexpr int64_t kPackedMinRows = 32;
 
 // Computes columns [n_begin, n_end) of every row, without the bias (the caller adds it: the ISA
 // files touch nothing but registers and memory). n_begin is a multiple of kPanelColumns;
-// `scratch` holds at least kLinearScratchFloats floats (a widened K block), owned by the calling
+// `scratch` holds at least kLinearScratchFloats floats (widened K blocks), owned by the calling
 // thread.
 using LinearColumnsFn = void (*)(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // The GEMM walks K in blocks of this many (a 32 x 256 f32 block is 32 KiB: it stays in L1 / L2).
 inline constexpr int64_t kPackedInnerBlock = 256;
-inline constexpr int64_t kLinearScratchFloats = kPanelColumns * kPackedInnerBlock;
+// Two widened K blocks: the GEMM's micro-kernel may run over two panels at once.
+inline constexpr int64_t kLinearScratchFloats = 2 * kPanelColumns * kPackedInnerBlock;
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);

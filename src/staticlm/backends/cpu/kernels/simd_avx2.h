@@ -30,6 +30,7 @@ struct Avx2 {
   }
 
   static constexpr int kPanelRows = 2;  // 2 x 4 accumulators: 32 columns in 16 registers
+  static constexpr int kPairRows = 0;   // two panels would need more than 16 registers
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
