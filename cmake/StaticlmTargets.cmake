@@ -22,6 +22,13 @@ endfunction()
 
 # staticlm_test(NAME SOURCES ... DEPS ... [LABELS ...])
 # One GoogleTest executable; its tests are registered with ctest individually.
+# A test's own code runs in milliseconds; the libraries it calls keep their -O2. -O1 compiles the
+# test files (gtest macros, fixtures) about a fifth faster, and the test files are half of what
+# the release preset compiles.
+function(staticlm_test_optimization name)
+  target_compile_options(${name} PRIVATE $<$<CONFIG:RelWithDebInfo>:-O1>)
+endfunction()
+
 function(staticlm_test name)
   if(NOT STATICLM_BUILD_TESTS)
     return()
@@ -32,6 +39,7 @@ function(staticlm_test name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE STATICLM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   staticlm_apply_warnings(${name})
+  staticlm_test_optimization(${name})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()

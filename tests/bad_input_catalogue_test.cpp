@@ -182,7 +182,8 @@ void set_metadata(ProgramSpec& spec, const std::string& key, MetadataValue value
 std::vector<Case> catalogue() {
   using C = StatusCode;
   const Bytes& program = program_bytes();
-  const std::string tensor = R"("w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]})";
+  // Static: the cases run after catalogue() returns, and capture it by reference.
+  static const std::string tensor = R"("w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]})";
   return {
       // Program files.
       {"empty program", C::kDataLoss, "truncated", [] { return open_program({}); }},
