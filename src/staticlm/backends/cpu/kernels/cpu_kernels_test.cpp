@@ -257,8 +257,9 @@ TEST_P(CpuLinearTest, LinearAddMatchesThePortableOne) {
   }
 }
 
-// Gate and up panel by panel, combined in cache: decode and chunk rows, widths that end in a
-// partial panel, every weight dtype (an odd K keeps bf16 chunks off the pair GEMM).
+// Gate and up two panels at a time, combined in cache: decode and chunk rows, widths that end in
+// a partial panel or a lone panel, every weight dtype (an odd K keeps bf16 chunks off the pair
+// GEMM).
 TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
@@ -267,7 +268,7 @@ TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
   const std::vector<LinearCase> cases = {
       {DType::kF32, 1, 576, 100, false}, {DType::kBF16, 1, 64, 40, false},  {DType::kF16, 1, 33, 7, false},
       {DType::kF32, 3, 20, 64, false},   {DType::kF32, 40, 300, 70, false}, {DType::kBF16, 35, 95, 33, false},
-      {DType::kF16, 33, 50, 96, false},
+      {DType::kF16, 33, 50, 96, false},  {DType::kF32, 7, 40, 160, false},  {DType::kBF16, 13, 64, 128, false},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns

@@ -96,9 +96,19 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
   return op;
 }
 
-// How many panels of a range are worth a thread, given the multiply-adds of one.
-int64_t panels_per_range(int64_t panel_work) {
-  return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, panel_work));
+// Threads take the output columns in items of this many panels: the AVX-512 GEMM multiplies two
+// adjacent panels at once (linear_tiles.h), and a range that split a pair would leave both halves
+// to the one-panel kernel.
+constexpr int64_t kItemPanels = 2;
+constexpr int64_t kItemColumns = kItemPanels * kPanelColumns;
+
+int64_t items_of(int64_t columns) {
+  return (columns + kItemColumns - 1) / kItemColumns;
+}
+
+// How many items of a range are worth a thread, given the multiply-adds of one.
+int64_t items_per_range(int64_t item_work) {
+  return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, item_work));
 }
 
 class LinearKernel final : public Kernel {
@@ -122,17 +132,17 @@ class LinearKernel final : public Kernel {
         residuals[p] =
             inputs[static_cast<size_t>(parts_[p].residual_input)].data<float>() + call.padding * ops[p].columns;
       }
-      first_item[p + 1] = first_item[p] + (ops[p].columns + kPanelColumns - 1) / kPanelColumns;
+      first_item[p + 1] = first_item[p] + items_of(ops[p].columns);
     }
     const int64_t items = first_item[parts_.size()];
-    context.thread_pool->parallel_for(items, panels_per_range(call.rows * shape.inner * kPanelColumns),
+    context.thread_pool->parallel_for(items, items_per_range(call.rows * shape.inner * kItemColumns),
                                       [&](int64_t begin, int64_t end) {
                                         for (size_t p = 0; p < parts_.size(); ++p) {
                                           const int64_t from = std::max(begin, first_item[p]);
                                           const int64_t to = std::min(end, first_item[p + 1]);
                                           if (from < to) {
-                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * kPanelColumns,
-                                                        std::min((to - first_item[p]) * kPanelColumns, ops[p].columns));
+                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * kItemColumns,
+                                                        std::min((to - first_item[p]) * kItemColumns, ops[p].columns));
                                           }
                                         }
                                       });
@@ -165,9 +175,9 @@ class LinearKernel final : public Kernel {
   PairwiseFn add_;
 };
 
-// swiglu_linear: one range of panels of the output's columns; per panel, the gate's and the up's
-// panel over every row into this thread's buffers (each a linear of 32 columns), then
-// silu(gate) * up into the output.
+// swiglu_linear: one range of items of the output's columns; per item (two panels), the gate's
+// and the up's panels over every row into this thread's buffers (each a linear of up to 64
+// columns), then silu(gate) * up into the output.
 class SwigluLinearKernel final : public Kernel {
  public:
   SwigluLinearKernel(LinearColumnsFn columns_fn, Part gate, Part up, RoundBf16Fn round_bf16, PairwiseFn swiglu)
@@ -182,41 +192,44 @@ class SwigluLinearKernel final : public Kernel {
     }
     const LinearOperands gate = bind_part(gate_, call, inputs, outputs[0]);
     const LinearOperands up = bind_part(up_, call, inputs, outputs[0]);
-    const int64_t panels = (shape.columns + kPanelColumns - 1) / kPanelColumns;
     context.thread_pool->parallel_for(
-        panels, panels_per_range(2 * call.rows * shape.inner * kPanelColumns), [&](int64_t begin, int64_t end) {
+        items_of(shape.columns), items_per_range(2 * call.rows * shape.inner * kItemColumns),
+        [&](int64_t begin, int64_t end) {
           // Line-aligned: the micro-kernels store whole 64-byte rows of 16 floats, and a store
           // split across two lines cost the bf16 GEMM 4%.
           thread_local std::vector<float> storage;
-          storage.resize(static_cast<size_t>(2 * call.rows * kPanelColumns + kLineFloats));
+          storage.resize(static_cast<size_t>(2 * call.rows * kItemColumns + kLineFloats));
           const auto address = reinterpret_cast<uintptr_t>(storage.data());
           float* buffers = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
-          for (int64_t p = begin; p < end; ++p) {
-            run_panel(gate, up, p, buffers);
+          for (int64_t item = begin; item < end; ++item) {
+            run_item(gate, up, item, buffers);
           }
         });
     return ok_status();
   }
 
  private:
-  // `op`'s panel p alone, as a linear of its (up to) 32 columns writing [rows, columns] to `out`.
-  static LinearOperands panel_of(const LinearOperands& op, int64_t p, float* out) {
-    LinearOperands panel = op;
+  // `op`'s panels of item `item` alone, as a linear of their (up to) 64 columns writing [rows,
+  // columns] to `out`.
+  static LinearOperands item_of(const LinearOperands& op, int64_t item, float* out) {
+    LinearOperands span = op;
     const size_t element_bytes = dtype_info(op.weight_dtype).block_bytes;
-    panel.weight = static_cast<const uint8_t*>(op.weight) + static_cast<size_t>(p * op.panel_elements) * element_bytes;
-    panel.columns = std::min(kPanelColumns, op.columns - p * kPanelColumns);
-    panel.out = out;
-    return panel;
+    const int64_t panel = item * kItemPanels;
+    span.weight =
+        static_cast<const uint8_t*>(op.weight) + static_cast<size_t>(panel * op.panel_elements) * element_bytes;
+    span.columns = std::min(kItemColumns, op.columns - item * kItemColumns);
+    span.out = out;
+    return span;
   }
 
-  void run_panel(const LinearOperands& gate, const LinearOperands& up, int64_t p, float* buffers) const {
-    const LinearOperands gate_panel = panel_of(gate, p, buffers);
-    const LinearOperands up_panel = panel_of(up, p, buffers + gate.rows * kPanelColumns);
-    columns_fn_(gate_panel, 0, gate_panel.columns, thread_scratch());
-    columns_fn_(up_panel, 0, up_panel.columns, thread_scratch());
-    const int64_t columns = gate_panel.columns;
+  void run_item(const LinearOperands& gate, const LinearOperands& up, int64_t item, float* buffers) const {
+    const LinearOperands gate_span = item_of(gate, item, buffers);
+    const LinearOperands up_span = item_of(up, item, buffers + gate.rows * kItemColumns);
+    columns_fn_(gate_span, 0, gate_span.columns, thread_scratch());
+    columns_fn_(up_span, 0, up_span.columns, thread_scratch());
+    const int64_t columns = gate_span.columns;
     for (int64_t m = 0; m < gate.rows; ++m) {
-      swiglu_(gate_panel.out + m * columns, up_panel.out + m * columns, gate.out + m * gate.columns + p * kPanelColumns,
+      swiglu_(gate_span.out + m * columns, up_span.out + m * columns, gate.out + m * gate.columns + item * kItemColumns,
               columns);
     }
   }
