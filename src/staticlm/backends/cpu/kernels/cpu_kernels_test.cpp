@@ -165,6 +165,9 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF16, 41, 260, 70, true},
       {DType::kBF16, 42, 257, 64, false},
       {DType::kBF16, 5, 64, 96, true},
+      // Chunks of more rows over few columns (an odd K keeps bf16 off the pair GEMM).
+      {DType::kBF16, 50, 65, 96, true},
+      {DType::kF16, 61, 40, 70, false},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
@@ -202,6 +205,8 @@ TEST_P(CpuLinearTest, MultiLinearMatchesThePortableOne) {
       {DType::kF32, 40, 300, {64, 33, 31}, true},
       {DType::kBF16, 36, 95, {70, 70}, false},  // odd K: the f32 GEMM, not the pair one
       {DType::kF16, 33, 50, {5, 40}, false},
+      // A chunk of more rows than the others, over few columns.
+      {DType::kF32, 49, 60, {64, 33, 31}, true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " rows " << c.rows << " inner " << c.inner << " parts "
@@ -240,7 +245,7 @@ TEST_P(CpuLinearTest, LinearAddMatchesThePortableOne) {
   const std::vector<LinearCase> cases = {
       {DType::kF32, 1, 576, 37, false}, {DType::kBF16, 1, 65, 70, true},  {DType::kF16, 1, 40, 33, false},
       {DType::kF32, 5, 33, 9, true},    {DType::kF32, 40, 300, 97, true}, {DType::kBF16, 36, 95, 64, false},
-      {DType::kF16, 33, 50, 45, false},
+      {DType::kF16, 33, 50, 45, false}, {DType::kF32, 53, 40, 70, true},  {DType::kBF16, 50, 65, 96, false},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
