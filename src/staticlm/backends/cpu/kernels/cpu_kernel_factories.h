@@ -28,6 +28,10 @@ struct LinearEntryPoints {
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;
   LinearColumnsFn quantized = nullptr;
+  // Panels the float GEMM's micro-kernel takes at once: threads take a chunk's output columns in
+  // items of this many, so no range splits them (2 on AVX-512, linear_tiles.h). Decode, the
+  // quantized kernels and the other ISAs take panels one at a time, and finer items balance better.
+  int64_t gemm_panels = 1;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);

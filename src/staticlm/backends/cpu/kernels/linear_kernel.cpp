@@ -96,14 +96,15 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
   return op;
 }
 
-// Threads take the output columns in items of this many panels: the AVX-512 GEMM multiplies two
-// adjacent panels at once (linear_tiles.h), and a range that split a pair would leave both halves
-// to the one-panel kernel.
-constexpr int64_t kItemPanels = 2;
-constexpr int64_t kItemColumns = kItemPanels * kPanelColumns;
+// Output columns per item of work: LinearEntryPoints::gemm_panels panels for the float GEMM (a
+// range that split a pair would leave both halves to the one-panel kernel), one otherwise.
+int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points) {
+  const bool float_gemm = shape.codes == PanelCodes::kFloat && shape.rows > 1;
+  return (float_gemm ? entry_points.gemm_panels : 1) * kPanelColumns;
+}
 
-int64_t items_of(int64_t columns) {
-  return (columns + kItemColumns - 1) / kItemColumns;
+int64_t items_of(int64_t columns, int64_t item_columns) {
+  return (columns + item_columns - 1) / item_columns;
 }
 
 // How many items of a range are worth a thread, given the multiply-adds of one.
@@ -113,8 +114,13 @@ int64_t items_per_range(int64_t item_work) {
 
 class LinearKernel final : public Kernel {
  public:
-  LinearKernel(LinearColumnsFn columns_fn, std::vector<Part> parts, RoundBf16Fn round_bf16, PairwiseFn add)
-      : columns_fn_(columns_fn), parts_(std::move(parts)), round_bf16_(round_bf16), add_(add) {}
+  LinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, std::vector<Part> parts, RoundBf16Fn round_bf16,
+               PairwiseFn add)
+      : columns_fn_(columns_fn),
+        item_columns_(item_columns),
+        parts_(std::move(parts)),
+        round_bf16_(round_bf16),
+        add_(add) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -132,17 +138,17 @@ class LinearKernel final : public Kernel {
         residuals[p] =
             inputs[static_cast<size_t>(parts_[p].residual_input)].data<float>() + call.padding * ops[p].columns;
       }
-      first_item[p + 1] = first_item[p] + items_of(ops[p].columns);
+      first_item[p + 1] = first_item[p] + items_of(ops[p].columns, item_columns_);
     }
     const int64_t items = first_item[parts_.size()];
-    context.thread_pool->parallel_for(items, items_per_range(call.rows * shape.inner * kItemColumns),
+    context.thread_pool->parallel_for(items, items_per_range(call.rows * shape.inner * item_columns_),
                                       [&](int64_t begin, int64_t end) {
                                         for (size_t p = 0; p < parts_.size(); ++p) {
                                           const int64_t from = std::max(begin, first_item[p]);
                                           const int64_t to = std::min(end, first_item[p + 1]);
                                           if (from < to) {
-                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * kItemColumns,
-                                                        std::min((to - first_item[p]) * kItemColumns, ops[p].columns));
+                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * item_columns_,
+                                                        std::min((to - first_item[p]) * item_columns_, ops[p].columns));
                                           }
                                         }
                                       });
@@ -170,18 +176,25 @@ class LinearKernel final : public Kernel {
   }
 
   LinearColumnsFn columns_fn_;
+  int64_t item_columns_;
   std::vector<Part> parts_;
   RoundBf16Fn round_bf16_;
   PairwiseFn add_;
 };
 
-// swiglu_linear: one range of items of the output's columns; per item (two panels), the gate's
-// and the up's panels over every row into this thread's buffers (each a linear of up to 64
-// columns), then silu(gate) * up into the output.
+// swiglu_linear: one range of items of the output's columns; per item (one or two panels), the
+// gate's and the up's panels over every row into this thread's buffers (each a linear of the
+// item's columns), then silu(gate) * up into the output.
 class SwigluLinearKernel final : public Kernel {
  public:
-  SwigluLinearKernel(LinearColumnsFn columns_fn, Part gate, Part up, RoundBf16Fn round_bf16, PairwiseFn swiglu)
-      : columns_fn_(columns_fn), gate_(gate), up_(up), round_bf16_(round_bf16), swiglu_(swiglu) {}
+  SwigluLinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, Part gate, Part up, RoundBf16Fn round_bf16,
+                     PairwiseFn swiglu)
+      : columns_fn_(columns_fn),
+        item_columns_(item_columns),
+        gate_(gate),
+        up_(up),
+        round_bf16_(round_bf16),
+        swiglu_(swiglu) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -193,12 +206,12 @@ class SwigluLinearKernel final : public Kernel {
     const LinearOperands gate = bind_part(gate_, call, inputs, outputs[0]);
     const LinearOperands up = bind_part(up_, call, inputs, outputs[0]);
     context.thread_pool->parallel_for(
-        items_of(shape.columns), items_per_range(2 * call.rows * shape.inner * kItemColumns),
+        items_of(shape.columns, item_columns_), items_per_range(2 * call.rows * shape.inner * item_columns_),
         [&](int64_t begin, int64_t end) {
           // Line-aligned: the micro-kernels store whole 64-byte rows of 16 floats, and a store
           // split across two lines cost the bf16 GEMM 4%.
           thread_local std::vector<float> storage;
-          storage.resize(static_cast<size_t>(2 * call.rows * kItemColumns + kLineFloats));
+          storage.resize(static_cast<size_t>(2 * call.rows * item_columns_ + kLineFloats));
           const auto address = reinterpret_cast<uintptr_t>(storage.data());
           float* buffers = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
           for (int64_t item = begin; item < end; ++item) {
@@ -209,32 +222,33 @@ class SwigluLinearKernel final : public Kernel {
   }
 
  private:
-  // `op`'s panels of item `item` alone, as a linear of their (up to) 64 columns writing [rows,
-  // columns] to `out`.
-  static LinearOperands item_of(const LinearOperands& op, int64_t item, float* out) {
+  // `op`'s panels of item `item` alone, as a linear of their columns writing [rows, columns] to
+  // `out`.
+  LinearOperands item_of(const LinearOperands& op, int64_t item, float* out) const {
     LinearOperands span = op;
     const size_t element_bytes = dtype_info(op.weight_dtype).block_bytes;
-    const int64_t panel = item * kItemPanels;
+    const int64_t panel = item * item_columns_ / kPanelColumns;
     span.weight =
         static_cast<const uint8_t*>(op.weight) + static_cast<size_t>(panel * op.panel_elements) * element_bytes;
-    span.columns = std::min(kItemColumns, op.columns - item * kItemColumns);
+    span.columns = std::min(item_columns_, op.columns - item * item_columns_);
     span.out = out;
     return span;
   }
 
   void run_item(const LinearOperands& gate, const LinearOperands& up, int64_t item, float* buffers) const {
     const LinearOperands gate_span = item_of(gate, item, buffers);
-    const LinearOperands up_span = item_of(up, item, buffers + gate.rows * kItemColumns);
+    const LinearOperands up_span = item_of(up, item, buffers + gate.rows * item_columns_);
     columns_fn_(gate_span, 0, gate_span.columns, thread_scratch());
     columns_fn_(up_span, 0, up_span.columns, thread_scratch());
     const int64_t columns = gate_span.columns;
     for (int64_t m = 0; m < gate.rows; ++m) {
-      swiglu_(gate_span.out + m * columns, up_span.out + m * columns, gate.out + m * gate.columns + item * kItemColumns,
-              columns);
+      swiglu_(gate_span.out + m * columns, up_span.out + m * columns,
+              gate.out + m * gate.columns + item * item_columns_, columns);
     }
   }
 
   LinearColumnsFn columns_fn_;
+  int64_t item_columns_;
   Part gate_;
   Part up_;
   RoundBf16Fn round_bf16_;
@@ -310,8 +324,9 @@ Status check_same_format(const std::vector<Part>& parts, std::string_view op) {
 Result<std::unique_ptr<Kernel>> make_kernel(std::vector<Part> parts, const LinearEntryPoints& entry_points) {
   STATICLM_RETURN_IF_ERROR(check_same_format(parts, "multi_linear"));
   const LinearColumnsFn columns = columns_fn(parts[0], entry_points);
+  const int64_t item = item_columns(parts[0].shape, entry_points);
   return std::unique_ptr<Kernel>(
-      std::make_unique<LinearKernel>(columns, std::move(parts), entry_points.round_bf16, entry_points.add));
+      std::make_unique<LinearKernel>(columns, item, std::move(parts), entry_points.round_bf16, entry_points.add));
 }
 
 // A linear of x (input 0) and weight (input 1), with the bias at `bias_input` where the call has
@@ -395,8 +410,9 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   }
   gate->weight_input = 1;
   up->weight_input = 2;
-  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), *gate, *up,
-                                                                      entry_points.round_bf16, entry_points.swiglu));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item_columns(gate->shape, entry_points),
+                                           *gate, *up, entry_points.round_bf16, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu

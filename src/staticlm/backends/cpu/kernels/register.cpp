@@ -62,10 +62,10 @@ Status register_cpu_kernels(KernelRegistry& registry) {
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
                       linear_factory(entry.make, {nullptr, nullptr, nullptr, cpu::swiglu_avx512, cpu::add_avx512,
                                                   cpu::linear_columns_q_avx512vnni})}));
-    STATICLM_RETURN_IF_ERROR(
-        registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
-                      linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512, nullptr,
-                                                  cpu::swiglu_avx512, cpu::add_avx512, cpu::linear_columns_q_avx2})}));
+    STATICLM_RETURN_IF_ERROR(registry.add(
+        {entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
+         linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512, nullptr, cpu::swiglu_avx512,
+                                     cpu::add_avx512, cpu::linear_columns_q_avx2, 2})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
                       linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx2, nullptr,
