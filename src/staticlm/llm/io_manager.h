@@ -2,8 +2,8 @@
 // IOBufferAllocator (runtime/io_buffer_allocator.h) and owns them until it is destroyed.
 // When the allocator returns nullptr the IOManager falls back to the heap (or the fallback
 // allocator it was given), counts it, warns once through the logging hook, and reports it in
-// stats(); with `strict` a fallback is an error. A failed allocate() leaves nothing behind: the
-// buffers allocated before it stay owned, and are freed with the manager.
+// stats(); with `strict` a fallback is an error. A failed allocate() leaves the manager whole:
+// every buffer it holds (one whose bind failed included) is freed once, with the manager.
 #pragma once
 
 #include <cstdint>
