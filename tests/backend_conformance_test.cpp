@@ -154,7 +154,8 @@ Result<CaseProgram> build_case(const OpCase& c) {
   STATICLM_ASSIGN_OR_RETURN(std::vector<ValueId> results, g.add_node(c.op, operands, c.attributes, c.name));
   for (size_t i = 0; i < results.size(); ++i) {
     ValueId result = results[i];
-    if (in_place_input(c.op, c.attributes) >= 0) {
+    const std::vector<InPlaceUpdate> updates = in_place_updates(c.op, c.attributes);
+    if (std::any_of(updates.begin(), updates.end(), [i](const InPlaceUpdate& u) { return u.output == i; })) {
       STATICLM_ASSIGN_OR_RETURN(result, g.add(OpKind::kReshape, {result}, {{"shape", Shape{-1}}}));
     }
     STATICLM_RETURN_IF_ERROR(g.add_output(str_cat("y", i), result));

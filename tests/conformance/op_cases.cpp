@@ -110,6 +110,26 @@ std::vector<OpCase> build() {
       {activation({1, 1, 67}), weight(DType::kF16, {37, 67}), weight(DType::kF16, {37, 67})});
   add("swiglu_linear_prefill", OpKind::kSwigluLinear,
       {activation({1, 7, 67}), weight(DType::kF32, {37, 67}), weight(DType::kF32, {37, 67})});
+  // q / k / v with rope and the cache writes: decode, a prefill into f16 caches with biases and a
+  // negative position inside the chunk (a leading one would be padding, whose outputs are
+  // unspecified: cpu_kernels_test covers those), and heads narrower than a panel (the cpu
+  // backend declines those: portable kernel).
+  add("qkv_rope_cache_decode", OpKind::kQkvRopeCache,
+      {activation({1, 1, 67}), weight(DType::kF32, {64, 67}), weight(DType::kF32, {32, 67}),
+       weight(DType::kF32, {32, 67}), cache(DType::kF32, {1, 1, 9, 32}), cache(DType::kF32, {1, 1, 9, 32}),
+       positions(DType::kI64, {8})},
+      {{"theta", 10000.0}}, 1e-4);
+  add("qkv_rope_cache_prefill_f16_bias", OpKind::kQkvRopeCache,
+      {activation({1, 5, 67}), weight(DType::kBF16, {128, 67}), weight(DType::kBF16, {64, 67}),
+       weight(DType::kBF16, {64, 67}), cache(DType::kF16, {1, 2, 11, 32}), cache(DType::kF16, {1, 2, 11, 32}),
+       positions(DType::kI32, {3, -1, 4, 5, 6}), weight(DType::kBF16, {128}), weight(DType::kBF16, {64}),
+       weight(DType::kBF16, {64})},
+      {{"theta", 500000.0}}, 1e-3);
+  add("qkv_rope_cache_narrow_heads", OpKind::kQkvRopeCache,
+      {activation({1, 3, 24}), weight(DType::kF16, {32, 24}), weight(DType::kF16, {16, 24}),
+       weight(DType::kF16, {16, 24}), cache(DType::kF32, {1, 1, 7, 16}), cache(DType::kF32, {1, 1, 7, 16}),
+       positions(DType::kI64, {0, 1, 2})},
+      {{"theta", 10000.0}}, 1e-4);
   add("softmax_last", OpKind::kSoftmax, {activation({3, 17})});
   add("softmax_middle", OpKind::kSoftmax, {activation({2, 5, 3})}, {{"axis", int64_t{1}}});
   // Layout.

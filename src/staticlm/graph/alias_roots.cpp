@@ -8,9 +8,8 @@ std::vector<ValueId> alias_roots(const Graph& graph) {
     root[v] = static_cast<ValueId>(v);
   }
   for (const GraphNode& node : graph.nodes()) {
-    const int aliased = in_place_input(node.op, node.attributes);
-    if (aliased >= 0) {
-      root[static_cast<size_t>(node.outputs[0])] = root[static_cast<size_t>(node.inputs[static_cast<size_t>(aliased)])];
+    for (const InPlaceUpdate& update : in_place_updates(node.op, node.attributes)) {
+      root[static_cast<size_t>(node.outputs[update.output])] = root[static_cast<size_t>(node.inputs[update.input])];
     }
   }
   return root;

@@ -1,4 +1,4 @@
-// In-place chains: an op that updates an input in place (in_place_input) defines an output that
+// In-place chains: an op that updates an input in place (in_place_updates) defines an output that
 // is the same storage as that input. Lowering emits a whole chain as one program value, its root.
 #pragma once
 

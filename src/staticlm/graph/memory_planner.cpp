@@ -82,11 +82,12 @@ class MemoryPlanner {
           return invalid_argument(describe_node(i, node.op, node.name), ": output value ", output, " does not exist");
         }
       }
-      const int aliased = in_place_input(node.op, node.attributes);
-      if (aliased >= 0 && (static_cast<size_t>(aliased) >= node.inputs.size() ||
-                           node.inputs[static_cast<size_t>(aliased)] == kNoValue || node.outputs.size() != 1)) {
-        return invalid_argument(describe_node(i, node.op, node.name), ": an in-place op needs its input ", aliased,
-                                " and exactly one output");
+      for (const InPlaceUpdate& update : in_place_updates(node.op, node.attributes)) {
+        if (update.input >= node.inputs.size() || node.inputs[update.input] == kNoValue ||
+            update.output >= node.outputs.size()) {
+          return invalid_argument(describe_node(i, node.op, node.name), ": an in-place op needs its input ",
+                                  update.input, " and its output ", update.output);
+        }
       }
     }
     for (const GraphOutput& output : graph_.outputs()) {
@@ -143,16 +144,15 @@ class MemoryPlanner {
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       const GraphNode& node = nodes[i];
-      const int aliased = in_place_input(node.op, node.attributes);
-      if (aliased < 0) {
-        continue;
-      }
-      const ValueId root = root_[static_cast<size_t>(node.outputs[0])];
-      planned(node.outputs[0]).alias_root = root;
-      if (graph_.value(root).kind == ValueKind::kConstant) {
-        return invalid_argument(describe_node(i, node.op, node.name), ": updates constant '",
-                                graph_.constants().at(graph_.value(root).constant).name,
-                                "' in place; constants are read-only");
+      for (const InPlaceUpdate& update : in_place_updates(node.op, node.attributes)) {
+        const ValueId output = node.outputs[update.output];
+        const ValueId root = root_[static_cast<size_t>(output)];
+        planned(output).alias_root = root;
+        if (graph_.value(root).kind == ValueKind::kConstant) {
+          return invalid_argument(describe_node(i, node.op, node.name), ": updates constant '",
+                                  graph_.constants().at(graph_.value(root).constant).name,
+                                  "' in place; constants are read-only");
+        }
       }
     }
     const auto last_index = static_cast<int32_t>(steps_.size()) - 1;

@@ -168,21 +168,26 @@ class GraphVerifier {
     return ok_status();
   }
 
-  // An in-place op overwrites its aliased input, so no one may observe that input afterwards.
+  // An in-place op overwrites its aliased inputs, so no one may observe them afterwards.
   Status check_in_place(size_t index) const {
     const GraphNode& node = graph_.nodes()[index];
-    const int aliased = in_place_input(node.op, node.attributes);
-    if (aliased < 0) {
-      return ok_status();
+    for (const InPlaceUpdate& update : in_place_updates(node.op, node.attributes)) {
+      STATICLM_RETURN_IF_ERROR(check_in_place_update(index, update));
     }
+    return ok_status();
+  }
+
+  Status check_in_place_update(size_t index, const InPlaceUpdate& update) const {
+    const GraphNode& node = graph_.nodes()[index];
     const std::string label = node_label(index);
-    if (static_cast<size_t>(aliased) >= node.inputs.size() || node.inputs[static_cast<size_t>(aliased)] == kNoValue ||
-        node.outputs.size() != 1) {
-      return invalid_argument(label, ": an in-place op needs its input ", aliased, " and exactly one output");
+    if (update.input >= node.inputs.size() || node.inputs[update.input] == kNoValue ||
+        update.output >= node.outputs.size()) {
+      return invalid_argument(label, ": an in-place op needs its input ", update.input, " and its output ",
+                              update.output);
     }
-    const ValueId target = node.inputs[static_cast<size_t>(aliased)];
+    const ValueId target = node.inputs[update.input];
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (k != static_cast<size_t>(aliased) && node.inputs[k] == target) {
+      if (k != update.input && node.inputs[k] == target) {
         return invalid_argument(label, ": updates value ", target, " in place and also reads it as input ", k);
       }
     }
@@ -195,7 +200,8 @@ class GraphVerifier {
     for (const GraphOutput& output : graph_.outputs()) {
       if (output.value == target) {
         return invalid_argument(label, ": updates value ", target, " in place, but graph output '", output.name,
-                                "' is that value; make the output the node's result (value ", node.outputs[0], ")");
+                                "' is that value; make the output the node's result (value ",
+                                node.outputs[update.output], ")");
       }
     }
     return ok_status();

@@ -175,6 +175,46 @@ TEST(VerifierTest, RefusesAnInPlaceInputThatIsAGraphOutput) {
                  {"node 1 (op 'kv_cache_update')", "updates value 4 in place", "graph output 'before' is that value"});
 }
 
+// qkv_rope_cache updates two caches in place: each is checked as kv_cache_update's one is.
+TEST(VerifierTest, ChecksBothCachesOfAQkvRopeCache) {
+  auto qkv = [](CacheGraph& g, ValueId k_cache, ValueId v_cache) {
+    const ValueId x = must(g.graph.add_input("x", DType::kF32, {1, 1, 4}));
+    std::vector<ValueId> inputs = {x};
+    for (const char* name : {"wq", "wk", "wv"}) {
+      inputs.push_back(must(g.graph.add_input(name, DType::kF32, {4, 4})));
+    }
+    inputs.insert(inputs.end(), {k_cache, v_cache, g.positions});
+    auto outputs = g.graph.add_node(OpKind::kQkvRopeCache, inputs, {{"theta", 10000.0}}, "qkv");
+    EXPECT_TRUE(outputs.ok()) << outputs.status().to_string();
+    return outputs.ok() ? *outputs : std::vector<ValueId>(3, kNoValue);
+  };
+  {
+    CacheGraph g = make_cache_graph();
+    const ValueId v_cache = must(g.graph.add_input("v_cache", DType::kF32, {1, 2, 4, 2}));
+    const std::vector<ValueId> out = qkv(g, g.cache, v_cache);
+    const ValueId attended = must(g.graph.add(OpKind::kAttention, {out[0], out[1], out[2], g.positions}));
+    ASSERT_TRUE(g.graph.add_output("attended", attended).ok());
+    EXPECT_TRUE(verify_graph(g.graph).ok()) << verify_graph(g.graph).to_string();
+  }
+  {
+    CacheGraph g = make_cache_graph();
+    const std::vector<ValueId> out = qkv(g, g.cache, g.cache);
+    ASSERT_TRUE(g.graph.add_output("queries", out[0]).ok());
+    expect_refused(
+        g.graph, {"node 0 (op 'qkv_rope_cache', name 'qkv')", "updates value 0 in place and also reads it as input 5"});
+  }
+  {
+    CacheGraph g = make_cache_graph();
+    const ValueId v_cache = must(g.graph.add_input("v_cache", DType::kF32, {1, 2, 4, 2}));
+    const std::vector<ValueId> out = qkv(g, g.cache, v_cache);
+    // Attention reads the value cache as it was, after the update overwrote it.
+    const ValueId attended = must(g.graph.add(OpKind::kAttention, {out[0], out[1], v_cache, g.positions}));
+    ASSERT_TRUE(g.graph.add_output("attended", attended).ok());
+    expect_refused(g.graph, {"node 0 (op 'qkv_rope_cache', name 'qkv')", "updates value 4 in place",
+                             "node 1 (op 'attention') reads it afterwards"});
+  }
+}
+
 TEST(VerifierTest, RefusesAGraphOutputThatIsAGraphInput) {
   Chain chain = make_chain();
   ASSERT_TRUE(chain.graph.add_output("echo", chain.x).ok());

@@ -162,9 +162,8 @@ class MethodLowering {
   void emit_io() {
     std::set<int32_t> mutated_inputs;
     for (const GraphNode& node : graph_.nodes()) {
-      const int aliased = in_place_input(node.op, node.attributes);
-      if (aliased >= 0) {
-        const GraphValue& target = graph_.value(root(node.inputs[static_cast<size_t>(aliased)]));
+      for (const InPlaceUpdate& update : in_place_updates(node.op, node.attributes)) {
+        const GraphValue& target = graph_.value(root(node.inputs[update.input]));
         if (target.kind == ValueKind::kInput) {
           mutated_inputs.insert(target.input_index);
         }

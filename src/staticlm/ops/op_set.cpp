@@ -310,6 +310,55 @@ Specs infer_swiglu_linear(InputSpecs in, const Attributes& attrs) {
   return gate_out;
 }
 
+// x [B, S, K], w_q / w_k / w_v (matrices 0-2), key and value caches [B, Hkv, C, D], positions [S],
+// optionally the three biases -> queries [B, S, Hq, D] rotated, and the two caches.
+Specs infer_qkv_rope_cache(InputSpecs in, const Attributes& attrs) {
+  namespace io = qkv_rope_cache;
+  const bool biased = in.size() == io::kBiasedInputs;
+  if (in.size() != io::kUnbiasedInputs && !biased) {
+    return invalid_argument("expected ", io::kUnbiasedInputs, " inputs, or ", io::kBiasedInputs,
+                            " with the three biases, found ", in.size());
+  }
+  const TensorSpec& x = *in[io::kX];
+  STATICLM_RETURN_IF_ERROR(expect_rank(x, "input [batch, seq, hidden]", 3));
+  const TensorSpec& keys = *in[io::kKeyCache];
+  STATICLM_RETURN_IF_ERROR(expect_dtype(keys, "key cache", is_cache_dtype, "f32 or f16"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(keys, "key cache [batch, kv_heads, cache_len, head_dim]", 4));
+  if (*in[io::kValueCache] != keys) {
+    return invalid_argument("value cache: expected the key cache's ", dtype_name(keys.dtype), shape_string(keys.shape),
+                            ", found ", dtype_name(in[io::kValueCache]->dtype),
+                            shape_string(in[io::kValueCache]->shape));
+  }
+  if (keys.shape[0] != x.shape[0]) {
+    return invalid_argument("key cache ", shape_string(keys.shape), " does not match input ", shape_string(x.shape),
+                            " in batch");
+  }
+  const int64_t head_dim = keys.shape[3];
+  const int64_t kv_width = keys.shape[1] * head_dim;
+  Shape queries;
+  const char* const roles[3] = {"q", "k", "v"};
+  for (size_t p = 0; p < 3; ++p) {
+    const TensorSpec* linear[3] = {&x, in[io::kQWeight + p], biased ? in[io::kQBias + p] : nullptr};
+    auto part = infer_linear_part(InputSpecs(linear, 3), attrs, static_cast<int64_t>(p));
+    if (!part.ok()) {
+      return part.status().with_context(roles[p]);
+    }
+    const int64_t width = part->front().shape.back();
+    if (p == 0) {
+      if (head_dim <= 0 || width % head_dim != 0) {
+        return invalid_argument("q: ", width, " outputs are not whole heads of the caches' head_dim ", head_dim);
+      }
+      queries = {x.shape[0], x.shape[1], width / head_dim, head_dim};
+    } else if (width != kv_width) {
+      return invalid_argument(roles[p], ": expected kv_heads * head_dim = ", kv_width, " outputs (the caches' ",
+                              shape_string(keys.shape), "), found ", width);
+    }
+  }
+  STATICLM_RETURN_IF_ERROR(check_positions(*in[io::kPositions], x.shape[1]));
+  STATICLM_RETURN_IF_ERROR(RopeParams::from_attributes(attrs, head_dim).status());
+  return std::vector<TensorSpec>{{DType::kF32, queries}, keys, keys};
+}
+
 Specs infer_unary(InputSpecs in, const Attributes&) {
   STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
   return std::vector<TensorSpec>{*in[0]};
@@ -453,7 +502,7 @@ Specs infer_cast(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{{*target, in[0]->shape}};
 }
 
-constexpr std::array<OpDef, 21> kOps = {{
+constexpr std::array<OpDef, 22> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
     {OpKind::kLinear, "linear", 2, 3, infer_linear},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
@@ -475,6 +524,7 @@ constexpr std::array<OpDef, 21> kOps = {{
     {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear},
     {OpKind::kLinearAdd, "linear_add", 3, 4, infer_linear_add},
     {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear},
+    {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 10, infer_qkv_rope_cache},
 }};
 
 }  // namespace
@@ -496,6 +546,10 @@ std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attribut
     case OpKind::kLinear:
     case OpKind::kLinearAdd: return num_inputs >= 2 ? std::vector<size_t>{1} : std::vector<size_t>{};
     case OpKind::kSwigluLinear: return num_inputs == 3 ? std::vector<size_t>{1, 2} : std::vector<size_t>{};
+    case OpKind::kQkvRopeCache:
+      return num_inputs >= qkv_rope_cache::kUnbiasedInputs
+                 ? std::vector<size_t>{qkv_rope_cache::kQWeight, qkv_rope_cache::kKWeight, qkv_rope_cache::kVWeight}
+                 : std::vector<size_t>{};
     case OpKind::kMultiLinear: {
       const Result<MultiLinearSplit> split = multi_linear_split(num_inputs, attrs);
       std::vector<size_t> inputs;
@@ -562,12 +616,18 @@ Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, co
   return result;
 }
 
-int in_place_input(OpKind kind, const Attributes& attrs) {
+std::vector<InPlaceUpdate> in_place_updates(OpKind kind, const Attributes& attrs) {
+  if (kind == OpKind::kQkvRopeCache) {
+    return {{qkv_rope_cache::kKeys, qkv_rope_cache::kKeyCache}, {qkv_rope_cache::kValues, qkv_rope_cache::kValueCache}};
+  }
   if (kind != OpKind::kKvCacheUpdate) {
-    return -1;
+    return {};
   }
   auto in_place = attrs.get_int_or("in_place", 1);
-  return in_place.ok() && *in_place == 1 ? 0 : -1;
+  if (in_place.ok() && *in_place == 1) {
+    return {{0, 0}};
+  }
+  return {};
 }
 
 }  // namespace staticlm

@@ -42,6 +42,7 @@ enum class OpKind : uint8_t {
   kMultiLinear,   // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
   kLinearAdd,     // residual + linear(x, w, b): o_proj / down_proj with the residual connection
   kSwigluLinear,  // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
+  kQkvRopeCache,  // q / k / v projections, rope on q and k, k and v written into the caches in place
 };
 
 // The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.
@@ -85,8 +86,32 @@ std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attribut
 // Fails with InvalidArgument naming the op and the offending input or attribute.
 Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs);
 
-// The input whose storage the op's single output shares (it updates that input in place), or
-// -1. Only kv_cache_update with in_place=1 does this.
-int in_place_input(OpKind kind, const Attributes& attrs);
+// qkv_rope_cache's inputs, fixed positions; the three biases are present together or not at all.
+namespace qkv_rope_cache {
+inline constexpr size_t kX = 0;
+inline constexpr size_t kQWeight = 1;  // matrices 0, 1, 2 of the weight layout attributes
+inline constexpr size_t kKWeight = 2;
+inline constexpr size_t kVWeight = 3;
+inline constexpr size_t kKeyCache = 4;
+inline constexpr size_t kValueCache = 5;
+inline constexpr size_t kPositions = 6;
+inline constexpr size_t kQBias = 7;
+inline constexpr size_t kUnbiasedInputs = 7;
+inline constexpr size_t kBiasedInputs = 10;
+// Its outputs: the rotated queries, then the key and value caches (updated in place).
+inline constexpr size_t kQueries = 0;
+inline constexpr size_t kKeys = 1;
+inline constexpr size_t kValues = 2;
+}  // namespace qkv_rope_cache
+
+// An output that shares an input's storage: the op updates that input in place.
+struct InPlaceUpdate {
+  size_t output;
+  size_t input;
+};
+
+// The in-place updates of an op instance: kv_cache_update with in_place=1 (output 0 is input 0),
+// qkv_rope_cache (outputs 1 and 2 are the key and value caches); none for every other op.
+std::vector<InPlaceUpdate> in_place_updates(OpKind kind, const Attributes& attrs);
 
 }  // namespace staticlm

@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 21u);
+  ASSERT_EQ(all_ops().size(), 22u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -76,7 +76,7 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("concat, cast, swiglu, multi_linear, linear_add, swiglu_linear)"),
+  EXPECT_NE(missing.status().message().find("swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache)"),
             std::string::npos);
 }
 
@@ -237,6 +237,38 @@ TEST(OpSetTest, Attention) {
                  "positions: expected dtype i32 or i64, found f32");
 }
 
+TEST(OpSetTest, QkvRopeCacheProjectsRotatesAndUpdatesBothCaches) {
+  const Attributes rope{{"theta", 10000.0}};
+  const TensorSpec x = f32({1, 3, 8}), wq = typed(DType::kBF16, {16, 8}), wk = typed(DType::kBF16, {8, 8});
+  const TensorSpec cache = typed(DType::kF16, {1, 2, 16, 4}), positions = typed(DType::kI64, {3});
+  const TensorSpec* inputs[] = {&x, &wq, &wk, &wk, &cache, &cache, &positions};
+  auto outputs = infer_outputs(OpKind::kQkvRopeCache, inputs, rope);
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  ASSERT_EQ(outputs->size(), 3u);
+  EXPECT_EQ(shape_string((*outputs)[0].shape), "[1,3,4,4]");
+  EXPECT_EQ((*outputs)[1], cache);
+  EXPECT_EQ((*outputs)[2], cache);
+  const TensorSpec bq = f32({16}), bk = f32({8});
+  const TensorSpec* biased[] = {&x, &wq, &wk, &wk, &cache, &cache, &positions, &bq, &bk, &bk};
+  ASSERT_TRUE(infer_outputs(OpKind::kQkvRopeCache, biased, rope).ok());
+
+  auto refused = [&](std::vector<const TensorSpec*> in, const Attributes& attrs, std::string_view piece) {
+    auto result = infer_outputs(OpKind::kQkvRopeCache, in, attrs);
+    ASSERT_FALSE(result.ok()) << piece;
+    EXPECT_NE(result.status().message().find(piece), std::string::npos) << result.status().message();
+  };
+  refused({&x, &wq, &wk, &wk, &cache, &cache, &positions, &bq}, rope, "expected 7 inputs, or 10 with the three biases");
+  const TensorSpec wide_k = typed(DType::kBF16, {9, 8});
+  refused({&x, &wq, &wide_k, &wk, &cache, &cache, &positions}, rope,
+          "k: expected kv_heads * head_dim = 8 outputs (the caches' [1,2,16,4]), found 9");
+  const TensorSpec odd_q = typed(DType::kBF16, {10, 8});
+  refused({&x, &odd_q, &wk, &wk, &cache, &cache, &positions}, rope,
+          "q: 10 outputs are not whole heads of the caches' head_dim 4");
+  const TensorSpec f32_cache = f32({1, 2, 16, 4});
+  refused({&x, &wq, &wk, &wk, &cache, &f32_cache, &positions}, rope, "value cache: expected the key cache's f16");
+  refused({&x, &wq, &wk, &wk, &cache, &cache, &positions}, {}, "theta");
+}
+
 TEST(OpSetTest, KvCacheUpdate) {
   const TensorSpec cache = typed(DType::kF16, {1, 2, 16, 8});
   const TensorSpec positions = typed(DType::kI64, {3});
@@ -253,14 +285,25 @@ TEST(OpSetTest, KvCacheUpdate) {
                  "cache: expected dtype f32 or f16, found bf16");
 }
 
-TEST(OpSetTest, InPlaceInput) {
-  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, {}), 0);
-  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{1}}}), 0);
-  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{0}}}), -1);
-  EXPECT_EQ(in_place_input(OpKind::kKvCacheUpdate, Attributes{{"in_place", 1.0}}), -1);
+// (output, input) pairs, for comparison.
+std::vector<std::pair<size_t, size_t>> updates_of(OpKind kind, const Attributes& attrs) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (const InPlaceUpdate& update : in_place_updates(kind, attrs)) {
+    pairs.emplace_back(update.output, update.input);
+  }
+  return pairs;
+}
+
+TEST(OpSetTest, InPlaceUpdates) {
+  using Pairs = std::vector<std::pair<size_t, size_t>>;
+  EXPECT_EQ(updates_of(OpKind::kKvCacheUpdate, {}), (Pairs{{0, 0}}));
+  EXPECT_EQ(updates_of(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{1}}}), (Pairs{{0, 0}}));
+  EXPECT_EQ(updates_of(OpKind::kKvCacheUpdate, Attributes{{"in_place", int64_t{0}}}), Pairs{});
+  EXPECT_EQ(updates_of(OpKind::kKvCacheUpdate, Attributes{{"in_place", 1.0}}), Pairs{});
+  EXPECT_EQ(updates_of(OpKind::kQkvRopeCache, {}), (Pairs{{1, 4}, {2, 5}}));
   for (const OpDef& def : all_ops()) {
-    if (def.kind != OpKind::kKvCacheUpdate) {
-      EXPECT_EQ(in_place_input(def.kind, {}), -1) << def.name;
+    if (def.kind != OpKind::kKvCacheUpdate && def.kind != OpKind::kQkvRopeCache) {
+      EXPECT_EQ(updates_of(def.kind, {}), Pairs{}) << def.name;
     }
   }
 }

@@ -24,13 +24,11 @@ NodeDependencies node_dependencies(const Graph& graph) {
     }
   }
   for (size_t n = 0; n < nodes.size(); ++n) {
-    const int aliased = in_place_input(nodes[n].op, nodes[n].attributes);
-    if (aliased < 0) {
-      continue;
-    }
-    for (int32_t reader : readers[static_cast<size_t>(nodes[n].inputs[static_cast<size_t>(aliased)])]) {
-      if (reader != static_cast<int32_t>(n)) {
-        successors[static_cast<size_t>(reader)].insert(static_cast<int32_t>(n));
+    for (const InPlaceUpdate& update : in_place_updates(nodes[n].op, nodes[n].attributes)) {
+      for (int32_t reader : readers[static_cast<size_t>(nodes[n].inputs[update.input])]) {
+        if (reader != static_cast<int32_t>(n)) {
+          successors[static_cast<size_t>(reader)].insert(static_cast<int32_t>(n));
+        }
       }
     }
   }

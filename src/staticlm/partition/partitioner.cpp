@@ -191,7 +191,7 @@ Result<std::vector<MethodTags>> tag_nodes(const Backend& backend, const Resolved
       }
       if (settings.skip_ops.count(node.op) != 0) {
         reason = str_cat("skip_node_op_set has '", op_name(node.op), "'");
-      } else if (settings.skip_mutable_buffer && in_place_input(node.op, node.attributes) >= 0) {
+      } else if (settings.skip_mutable_buffer && !in_place_updates(node.op, node.attributes).empty()) {
         reason = "skip_mutable_buffer: it updates a buffer in place";
       } else if (NodeSupport support = backend.supports(graph, n, options); !support.supported) {
         reason = str_cat(backend.id(), " does not take it: ", support.reason.empty() ? "unsupported" : support.reason);

@@ -75,7 +75,7 @@ class DelegateHandle {
   virtual ~DelegateHandle() = default;
   // The outputs this delegate produces, in its own internal order.
   virtual std::span<const TensorSpec> output_specs() const = 0;
-  // Positions of the call inputs this delegate writes in place (as an op with in_place_input
+  // Positions of the call inputs this delegate writes in place (as an op with in_place_updates
   // does: a KV cache). The runtime refuses the call at load unless each is writable (arena,
   // output, or a mutable input), so a file cannot make a delegate write a constant.
   virtual std::span<const uint32_t> updated_inputs() const { return {}; }

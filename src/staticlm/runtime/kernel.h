@@ -44,7 +44,7 @@ class Kernel {
   virtual ~Kernel() = default;
   // `inputs` has one view per signature input (an absent optional input has a null data
   // pointer). An output may share storage with an input only where the op updates in place
-  // (in_place_input). Fails with OutOfRange on a bad runtime value (a token id or a position
+  // (in_place_updates). Fails with OutOfRange on a bad runtime value (a token id or a position
   // outside its table), never reading or writing out of bounds.
   virtual Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                          const KernelContext& context) const = 0;

@@ -281,7 +281,7 @@ class PreparedMethod::Builder {
     if (inferred->size() != step.outputs.size()) {
       return invalid_argument(where, ": expected ", inferred->size(), " outputs, found ", step.outputs.size());
     }
-    const int in_place = in_place_input(*op, call.attributes);
+    const std::vector<InPlaceUpdate> in_place = in_place_updates(*op, call.attributes);
     std::vector<TensorSpec> output_specs;
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const TensorSpec& declared = out_->specs_[step.outputs[i]];
@@ -290,10 +290,16 @@ class PreparedMethod::Builder {
                                 shape_string(declared.shape), " but the op produces ", dtype_name((*inferred)[i].dtype),
                                 shape_string((*inferred)[i].shape));
       }
-      const bool aliases = in_place >= 0 && i == 0;
-      if (aliases && static_cast<int64_t>(step.outputs[0]) != step.inputs[static_cast<size_t>(in_place)]) {
-        return invalid_argument(where, ": updates input ", in_place, " in place, so output 0 must be value ",
-                                step.inputs[static_cast<size_t>(in_place)], ", found value ", step.outputs[0]);
+      const auto update =
+          std::find_if(in_place.begin(), in_place.end(), [i](const InPlaceUpdate& u) { return u.output == i; });
+      const bool aliases = update != in_place.end();
+      if (aliases && update->input >= step.inputs.size()) {
+        return invalid_argument(where, ": updates input ", update->input, " in place, but has ", step.inputs.size(),
+                                " inputs");
+      }
+      if (aliases && static_cast<int64_t>(step.outputs[i]) != step.inputs[update->input]) {
+        return invalid_argument(where, ": updates input ", update->input, " in place, so output ", i, " must be value ",
+                                step.inputs[update->input], ", found value ", step.outputs[i]);
       }
       if (!aliases && std::find(step.inputs.begin(), step.inputs.end(), static_cast<int32_t>(step.outputs[i])) !=
                           step.inputs.end()) {
@@ -402,8 +408,9 @@ class PreparedMethod::Builder {
     }
   }
 
-  // The method input every rope / attention / kv_cache_update reads its positions from, if they
-  // all read the same one: its leading negative entries are the chunk's padding rows.
+  // The method input every rope / attention / kv_cache_update / qkv_rope_cache reads its
+  // positions from, if they all read the same one: its leading negative entries are the chunk's
+  // padding rows.
   void find_row_positions() {
     int32_t found = -1;
     for (const InstructionSpec& instruction : spec_.instructions) {
@@ -414,6 +421,7 @@ class PreparedMethod::Builder {
       const size_t operand = call->op == "rope"              ? 1
                              : call->op == "attention"       ? 3
                              : call->op == "kv_cache_update" ? 2
+                             : call->op == "qkv_rope_cache"  ? qkv_rope_cache::kPositions
                                                              : 0;
       if (operand == 0 || operand >= call->inputs.size()) {
         continue;

@@ -15,6 +15,7 @@
 #include "staticlm/backends/cpu/export/matrix_formats.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
+#include "staticlm/backends/cpu/export/qkv_rope_cache_fusion.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"
@@ -408,6 +409,79 @@ TEST(CpuBackendTest, TheLinearsOfOneInputBecomeOneMultiLinear) {
   ASSERT_TRUE(verify_graph(qwen).ok()) << verify_graph(qwen).to_string();
   ASSERT_EQ(qwen.nodes().size(), 1u);
   EXPECT_EQ(qwen.nodes()[0].inputs, (std::vector<ValueId>{h, w0, w1, b0, b1}));
+}
+
+// A layer's attention inputs as the exporter builds them (after multi_linear_fusion, with the
+// parts in the order given): q / k / v reshaped into heads, q and k rotated, k and v written into
+// the caches in place, attention over the result. Variations break the chain.
+struct AttentionInputs {
+  std::unique_ptr<Graph> graph;
+  ValueId x, wq, wk, wv, k_cache, v_cache, positions, q_rotated, keys, values, attended;
+};
+
+enum class ChainBreak { kNone, kReturnedKeys, kKeyNorm };
+
+AttentionInputs attention_inputs(int64_t head_dim, ChainBreak chain_break = ChainBreak::kNone) {
+  AttentionInputs a;
+  a.graph = std::make_unique<Graph>(std::make_shared<ConstantTable>());
+  Graph& g = *a.graph;
+  const int64_t seq = 3, q_heads = 4, kv_heads = 2, hidden = 8;
+  a.x = *g.add_input("x", DType::kF32, {1, seq, hidden});
+  a.positions = *g.add_input("positions", DType::kI64, {seq});
+  a.k_cache = *g.add_input("k_cache", DType::kF32, {1, kv_heads, 16, head_dim});
+  a.v_cache = *g.add_input("v_cache", DType::kF32, {1, kv_heads, 16, head_dim});
+  a.wq = constant_value(g, "wq", {q_heads * head_dim, hidden});
+  a.wk = constant_value(g, "wk", {kv_heads * head_dim, hidden});
+  a.wv = constant_value(g, "wv", {kv_heads * head_dim, hidden});
+  // Parts in the order v, q, k: the fusion finds each one's role from what reads it.
+  const std::vector<ValueId> projected =
+      *g.add_node(OpKind::kMultiLinear, {a.x, a.wv, a.wq, a.wk}, {{"parts", int64_t{3}}}, "qkv");
+  const Attributes rope{{"theta", 10000.0}};
+  ValueId q = *g.add(OpKind::kReshape, {projected[1]}, {{"shape", Shape{1, seq, q_heads, head_dim}}});
+  ValueId k = *g.add(OpKind::kReshape, {projected[2]}, {{"shape", Shape{1, seq, kv_heads, head_dim}}});
+  ValueId v = *g.add(OpKind::kReshape, {projected[0]}, {{"shape", Shape{1, seq, kv_heads, head_dim}}});
+  if (chain_break == ChainBreak::kKeyNorm) {
+    k = *g.add(OpKind::kRmsNorm, {k, constant_value(g, "k_norm", {head_dim})});
+  }
+  a.q_rotated = *g.add(OpKind::kRope, {q, a.positions}, rope);
+  k = *g.add(OpKind::kRope, {k, a.positions}, rope);
+  a.keys = *g.add(OpKind::kKvCacheUpdate, {a.k_cache, k, a.positions});
+  a.values = *g.add(OpKind::kKvCacheUpdate, {a.v_cache, v, a.positions});
+  a.attended = *g.add(OpKind::kAttention, {a.q_rotated, a.keys, a.values, a.positions}, {{"scale", 0.125}});
+  EXPECT_TRUE(g.add_output("attended", a.attended).ok());
+  if (chain_break == ChainBreak::kReturnedKeys) {
+    EXPECT_TRUE(g.add_output("new_keys", k).ok());
+  }
+  return a;
+}
+
+TEST(CpuBackendTest, AttentionInputsBecomeOneQkvRopeCache) {
+  AttentionInputs a = attention_inputs(32);
+  Graph& g = *a.graph;
+  ASSERT_TRUE(QkvRopeCacheFusion().run(g).ok());
+  ASSERT_TRUE(verify_graph(g).ok()) << verify_graph(g).to_string();
+  ASSERT_EQ(g.nodes().size(), 2u);
+  const GraphNode& fused = g.nodes()[0];
+  EXPECT_EQ(fused.op, OpKind::kQkvRopeCache);
+  EXPECT_EQ(fused.inputs, (std::vector<ValueId>{a.x, a.wq, a.wk, a.wv, a.k_cache, a.v_cache, a.positions}));
+  EXPECT_EQ(fused.outputs, (std::vector<ValueId>{a.q_rotated, a.keys, a.values}));
+  EXPECT_EQ(fused.attributes.get_float("theta").value_or(0.0), 10000.0);
+  EXPECT_EQ(fused.name, "qkv");
+  EXPECT_EQ(g.nodes()[1].op, OpKind::kAttention);
+
+  // Heads narrower than a panel, keys a graph output too (the returned cache form), or a norm
+  // between the keys' projection and their rope: nothing changes.
+  for (auto [head_dim, chain_break] :
+       {std::pair{int64_t{16}, ChainBreak::kNone}, std::pair{int64_t{32}, ChainBreak::kReturnedKeys},
+        std::pair{int64_t{32}, ChainBreak::kKeyNorm}}) {
+    AttentionInputs other = attention_inputs(head_dim, chain_break);
+    const size_t before = other.graph->nodes().size();
+    ASSERT_TRUE(QkvRopeCacheFusion().run(*other.graph).ok());
+    EXPECT_EQ(other.graph->nodes().size(), before) << "head_dim " << head_dim;
+    for (const GraphNode& node : other.graph->nodes()) {
+      EXPECT_NE(node.op, OpKind::kQkvRopeCache);
+    }
+  }
 }
 
 // A decoder layer's MLP and residual connections fold into linear_add and swiglu_linear; a

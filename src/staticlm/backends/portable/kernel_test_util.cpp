@@ -137,25 +137,26 @@ Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatu
   for (Tensor& tensor : outputs) {
     out_views.push_back(tensor.view());
   }
-  const int aliased = in_place_input(op, attrs);
-  if (aliased >= 0) {
-    out_views[0] = in_views[static_cast<size_t>(aliased)];
+  const std::vector<InPlaceUpdate> updates = in_place_updates(op, attrs);
+  for (const InPlaceUpdate& update : updates) {
+    out_views[update.output] = in_views[update.input];
   }
   const KernelContext context{&pool};
   STATICLM_RETURN_IF_ERROR(selected.kernel->execute(in_views, out_views, context));
-  if (aliased >= 0) {
-    const Tensor& source = *inputs[static_cast<size_t>(aliased)];
-    std::memcpy(outputs[0].bytes().data(), source.bytes().data(), source.nbytes());
+  for (const InPlaceUpdate& update : updates) {
+    const Tensor& source = *inputs[update.input];
+    std::memcpy(outputs[update.output].bytes().data(), source.bytes().data(), source.nbytes());
   }
   return outputs;
 }
 
 void expect_close(const Tensor& got, const std::vector<double>& want, double rel_tol, double abs_tol) {
-  ASSERT_EQ(got.dtype(), DType::kF32);
+  ASSERT_TRUE(got.dtype() == DType::kF32 || got.dtype() == DType::kF16) << dtype_name(got.dtype());
   ASSERT_EQ(static_cast<size_t>(got.numel()), want.size());
+  const std::vector<double> values = to_doubles(got);
   int reported = 0;
   for (size_t i = 0; i < want.size(); ++i) {
-    const double value = got.data<float>()[i];
+    const double value = values[i];
     const double tolerance = rel_tol * std::fabs(want[i]) + abs_tol;
     if (!(std::fabs(value - want[i]) <= tolerance)) {
       ADD_FAILURE() << "element " << i << ": got " << value << ", want " << want[i] << " (tolerance " << tolerance

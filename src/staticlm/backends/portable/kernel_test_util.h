@@ -51,8 +51,8 @@ Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatu
                                         const std::vector<Tensor*>& inputs, const Attributes& attrs = {},
                                         std::string* kernel_name = nullptr);
 
-// Expects |got[i] - want[i]| <= rel_tol * |want[i]| + abs_tol for every element of an f32
-// tensor, reporting the first few mismatches by index.
+// Expects |got[i] - want[i]| <= rel_tol * |want[i]| + abs_tol for every element of an f32 or f16
+// tensor (an f16 KV cache), reporting the first few mismatches by index.
 void expect_close(const Tensor& got, const std::vector<double>& want, double rel_tol = 1e-5, double abs_tol = 1e-6);
 
 }  // namespace staticlm::portable_test

@@ -15,7 +15,7 @@ struct FactoryEntry {
   KernelResult (*make)(const KernelSignature& signature);
 };
 
-constexpr std::array<FactoryEntry, 21> kFactories = {{
+constexpr std::array<FactoryEntry, 22> kFactories = {{
     {OpKind::kEmbedding, portable::make_embedding_kernel},
     {OpKind::kLinear, portable::make_linear_kernel},
     {OpKind::kRmsNorm, portable::make_rms_norm_kernel},
@@ -37,6 +37,7 @@ constexpr std::array<FactoryEntry, 21> kFactories = {{
     {OpKind::kMultiLinear, portable::make_multi_linear_kernel},
     {OpKind::kLinearAdd, portable::make_linear_add_kernel},
     {OpKind::kSwigluLinear, portable::make_swiglu_linear_kernel},
+    {OpKind::kQkvRopeCache, portable::make_qkv_rope_cache_kernel},
 }};
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "staticlm/backends/cpu/export/matrix_formats.h"
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 #include "staticlm/backends/cpu/export/pack_weights_pass.h"
+#include "staticlm/backends/cpu/export/qkv_rope_cache_fusion.h"
 #include "staticlm/backends/cpu/export/swiglu_fusion.h"
 #include "staticlm/backends/cpu/export/weight_dtype_pass.h"
 #include "staticlm/format/method_blob.h"
@@ -141,6 +142,8 @@ std::vector<std::unique_ptr<GraphPass>> CpuBackend::passes(const ResolvedOptions
   passes.push_back(std::make_unique<SwigluLinearFusion>());
   passes.push_back(std::make_unique<LinearAddFusion>());
   passes.push_back(std::make_unique<MultiLinearFusion>());
+  // After multi_linear_fusion: it takes the q / k / v multi_linear with its rope and cache writes.
+  passes.push_back(std::make_unique<QkvRopeCacheFusion>());
   // Last: it packs the weights the passes above chose, for the nodes they left.
   passes.push_back(std::make_unique<PackWeightsPass>(*formats));
   return passes;

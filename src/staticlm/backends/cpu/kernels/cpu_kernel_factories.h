@@ -32,6 +32,8 @@ struct LinearEntryPoints {
   // items of this many, so no range splits them (2 on AVX-512, linear_tiles.h). Decode, the
   // quantized kernels and the other ISAs take panels one at a time, and finer items balance better.
   int64_t gemm_panels = 1;
+  // qkv_rope_cache's rotation of one head, of the same instruction set (elementwise_rows.h).
+  void (*rotate_half)(const float* x, const float* cos, const float* sin, float* out, int64_t half) = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);
@@ -45,6 +47,10 @@ Result<std::unique_ptr<Kernel>> make_linear_add_kernel(const KernelSignature& si
 // silu(x . w_gate) * (x . w_up), panel by panel: neither product is written out.
 Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature& signature,
                                                           LinearEntryPoints entry_points);
+
+// q / k / v one head per item, each head rotated and written to its cache row as it is done.
+Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature& signature,
+                                                           LinearEntryPoints entry_points);
 
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns);
 

@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
-#include "staticlm/backends/cpu/kernels/quantized_rows.h"
+#include "staticlm/backends/cpu/kernels/linear_parts.h"
 #include "staticlm/backends/portable/element_access.h"
 #include "staticlm/backends/portable/kernel_factories.h"
 #include "staticlm/backends/portable/multi_linear.h"
@@ -22,95 +21,9 @@
 namespace staticlm::cpu {
 namespace {
 
-// Roughly how many multiply-adds a range should hold before it is worth a thread.
-constexpr int64_t kMinRangeWork = 1 << 15;
-constexpr uintptr_t kLineBytes = 64;
-constexpr int64_t kLineFloats = kLineBytes / sizeof(float);
 // The parts one kernel binds on the stack per call; a multi_linear with more runs on the
 // portable kernel.
 constexpr size_t kMaxParts = 8;
-
-// The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
-float* thread_scratch() {
-  alignas(64) static thread_local float scratch[kLinearScratchFloats];
-  return scratch;
-}
-
-using RoundBf16Fn = void (*)(const float*, int64_t, uint16_t*);
-
-// One weight of the kernel: its sizes and dtypes, and where its operands are in the call.
-struct Part {
-  LinearOperands shape;  // the pointers are bound per call
-  size_t weight_input = 0;
-  int bias_input = -1;
-  int residual_input = -1;  // linear_add: the residual added to the output
-};
-
-// The rows a call computes: a chunk's real rows (a short prompt costs its own tokens, not the
-// chunk's), x from the first of them, and x rounded to bf16 for an entry whose GEMM multiplies
-// bf16 pairs, or quantized per group for int8 / int4 weights (in the calling thread's buffers,
-// once for every part; the workers only read them).
-struct CallRows {
-  int64_t rows = 0;
-  int64_t padding = 0;
-  const float* x = nullptr;
-  const uint16_t* x_bf16 = nullptr;
-  const QuantizedRows* x_quantized = nullptr;
-};
-
-// `shape` is the first part's: its weights say whether x is rounded or quantized.
-CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, RoundBf16Fn round_bf16) {
-  const int64_t rows = shape.rows;
-  const int64_t inner = shape.inner;
-  CallRows call{rows, 0, x, nullptr};
-  if (rows == context.chunk_rows && context.padding_rows > 0) {
-    call.padding = std::min(context.padding_rows, rows);
-    call.rows = rows - call.padding;
-    call.x = x + call.padding * inner;
-  }
-  if (round_bf16 != nullptr && call.rows >= kPackedMinRows) {
-    thread_local std::vector<uint16_t> rounded;
-    rounded.resize(static_cast<size_t>(call.rows * inner));
-    round_bf16(call.x, call.rows * inner, rounded.data());
-    call.x_bf16 = rounded.data();
-  }
-  if (shape.codes != PanelCodes::kFloat && call.rows > 0) {
-    thread_local QuantizedRows quantized;
-    quantize_rows(call.x, call.rows, inner, shape.group, quantized);
-    call.x_quantized = &quantized;
-  }
-  return call;
-}
-
-// Part `part` bound to the call's rows and tensors.
-LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const TensorView> inputs,
-                         const TensorView& output) {
-  LinearOperands op = part.shape;
-  op.rows = call.rows;
-  op.x = call.x;
-  op.x_bf16 = call.x_bf16;
-  op.x_quantized = call.x_quantized;
-  op.weight = inputs[part.weight_input].raw();
-  op.bias = part.bias_input >= 0 ? inputs[static_cast<size_t>(part.bias_input)].raw() : nullptr;
-  op.out = output.data<float>() + call.padding * op.columns;
-  return op;
-}
-
-// Output columns per item of work: LinearEntryPoints::gemm_panels panels for the float GEMM (a
-// range that split a pair would leave both halves to the one-panel kernel), one otherwise.
-int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points) {
-  const bool float_gemm = shape.codes == PanelCodes::kFloat && shape.rows > 1;
-  return (float_gemm ? entry_points.gemm_panels : 1) * kPanelColumns;
-}
-
-int64_t items_of(int64_t columns, int64_t item_columns) {
-  return (columns + item_columns - 1) / item_columns;
-}
-
-// How many items of a range are worth a thread, given the multiply-adds of one.
-int64_t items_per_range(int64_t item_work) {
-  return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, item_work));
-}
 
 class LinearKernel final : public Kernel {
  public:
@@ -225,14 +138,8 @@ class SwigluLinearKernel final : public Kernel {
   // `op`'s panels of item `item` alone, as a linear of their columns writing [rows, columns] to
   // `out`.
   LinearOperands item_of(const LinearOperands& op, int64_t item, float* out) const {
-    LinearOperands span = op;
-    const size_t element_bytes = dtype_info(op.weight_dtype).block_bytes;
-    const int64_t panel = item * item_columns_ / kPanelColumns;
-    span.weight =
-        static_cast<const uint8_t*>(op.weight) + static_cast<size_t>(panel * op.panel_elements) * element_bytes;
-    span.columns = std::min(item_columns_, op.columns - item * item_columns_);
-    span.out = out;
-    return span;
+    const int64_t first = item * item_columns_;
+    return column_span(op, first, std::min(item_columns_, op.columns - first), out);
   }
 
   void run_item(const LinearOperands& gate, const LinearOperands& up, int64_t item, float* buffers) const {
@@ -254,72 +161,6 @@ class SwigluLinearKernel final : public Kernel {
   RoundBf16Fn round_bf16_;
   PairwiseFn swiglu_;
 };
-
-// Part of a kernel over x: weight (matrix input `matrix` of the node) and bias as the panels take
-// them, or Unimplemented.
-Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const TensorSpec* bias, const Attributes& attrs,
-                       int64_t matrix, const LinearEntryPoints& entry_points) {
-  if (x.dtype != DType::kF32 || x.shape.empty()) {
-    return invalid_argument("linear: expected an f32 input [..., K], found ", dtype_name(x.dtype),
-                            shape_string(x.shape));
-  }
-  if (bias != nullptr && !is_plain_float(bias->dtype)) {
-    return unimplemented("linear: the cpu kernels take an f32, f16 or bf16 bias, found ", dtype_name(bias->dtype));
-  }
-  if (!is_plain_float(weight.dtype) && weight.dtype != DType::kU8) {
-    return unimplemented("linear: the cpu kernels take f32, f16 or bf16 weights or int8 / int4 panels, found ",
-                         dtype_name(weight.dtype));
-  }
-  STATICLM_ASSIGN_OR_RETURN(std::optional<PanelLayout> layout, matrix_layout(attrs, matrix, weight));
-  if (!layout) {
-    return unimplemented("linear: the cpu kernels read weights packed at export (", kWeightLayoutAttr, " ",
-                         kPanel32Layout, ", the cpu backend's pack_weights pass), found ", kRowsLayout);
-  }
-  if (layout->cols != x.shape.back()) {
-    return invalid_argument("linear: expected f32 input [..., K] and weight [N, K], found ", shape_string(x.shape),
-                            " and [", layout->rows, ", ", layout->cols, "]");
-  }
-  if (layout->is_quantized() ? entry_points.quantized == nullptr : entry_points.gemv == nullptr) {
-    return unimplemented("linear: this entry takes ", entry_points.gemv == nullptr ? "int8 / int4" : "float",
-                         " weights, found ", layout->is_quantized() ? panel_layout_name(layout->codes) : "float ",
-                         layout->is_quantized() ? "" : dtype_name(weight.dtype));
-  }
-  if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || layout->cols % 2 != 0)) {
-    return unimplemented("linear: the bf16 GEMM takes bf16 weights with an even inner size, found ",
-                         dtype_name(weight.dtype), " with ", layout->cols);
-  }
-  Part part;
-  part.shape.rows = num_elements(std::span<const int64_t>(x.shape).first(x.shape.size() - 1));
-  part.shape.inner = layout->cols;
-  part.shape.columns = layout->rows;
-  part.shape.panel_elements = layout->panel_elements();
-  part.shape.weight_dtype = weight.dtype;
-  part.shape.bias_dtype = bias != nullptr ? bias->dtype : DType::kF32;
-  if (layout->is_quantized()) {
-    part.shape.codes = layout->codes;
-    part.shape.group = layout->group;
-  }
-  return part;
-}
-
-LinearColumnsFn columns_fn(const Part& part, const LinearEntryPoints& entry_points) {
-  if (part.shape.codes != PanelCodes::kFloat) {
-    return entry_points.quantized;
-  }
-  return part.shape.rows == 1 ? entry_points.gemv : entry_points.gemm;
-}
-
-// The parts of one kernel share x, so they share its quantization: one format and group, or
-// all float.
-Status check_same_format(const std::vector<Part>& parts, std::string_view op) {
-  for (const Part& part : parts) {
-    if (part.shape.codes != parts[0].shape.codes || part.shape.group != parts[0].shape.group) {
-      return unimplemented(op, ": the cpu kernel takes parts of one weight format, found ",
-                           panel_layout_name(parts[0].shape.codes), " and ", panel_layout_name(part.shape.codes));
-    }
-  }
-  return ok_status();
-}
 
 Result<std::unique_ptr<Kernel>> make_kernel(std::vector<Part> parts, const LinearEntryPoints& entry_points) {
   STATICLM_RETURN_IF_ERROR(check_same_format(parts, "multi_linear"));

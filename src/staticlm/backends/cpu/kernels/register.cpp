@@ -42,7 +42,7 @@ KernelFactory attention_factory(cpu::AttentionRowFns fns) {
 
 Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
-  // linear, multi_linear, linear_add and swiglu_linear share the tiles and the entries:
+  // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the entries:
   // "cpu.<isa>.<op>[_bf16]".
   struct LinearOp {
     OpKind op;
@@ -51,25 +51,39 @@ Status register_cpu_kernels(KernelRegistry& registry) {
   const LinearOp linear_ops[] = {{OpKind::kLinear, cpu::make_linear_kernel},
                                  {OpKind::kMultiLinear, cpu::make_multi_linear_kernel},
                                  {OpKind::kLinearAdd, cpu::make_linear_add_kernel},
-                                 {OpKind::kSwigluLinear, cpu::make_swiglu_linear_kernel}};
+                                 {OpKind::kSwigluLinear, cpu::make_swiglu_linear_kernel},
+                                 {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
-    STATICLM_RETURN_IF_ERROR(registry.add(
-        {entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
-         linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512_bf16,
-                                     cpu::round_to_bf16_avx512bf16, cpu::swiglu_avx512, cpu::add_avx512})}));
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
+                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
+                                                  .gemm = cpu::linear_columns_avx512_bf16,
+                                                  .round_bf16 = cpu::round_to_bf16_avx512bf16,
+                                                  .swiglu = cpu::swiglu_avx512,
+                                                  .add = cpu::add_avx512,
+                                                  .rotate_half = cpu::rotate_half_avx512})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
-                      linear_factory(entry.make, {nullptr, nullptr, nullptr, cpu::swiglu_avx512, cpu::add_avx512,
-                                                  cpu::linear_columns_q_avx512vnni})}));
-    STATICLM_RETURN_IF_ERROR(registry.add(
-        {entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
-         linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx512, nullptr, cpu::swiglu_avx512,
-                                     cpu::add_avx512, cpu::linear_columns_q_avx2, 2})}));
-    STATICLM_RETURN_IF_ERROR(
-        registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
-                      linear_factory(entry.make, {cpu::linear_columns_avx2, cpu::linear_columns_avx2, nullptr,
-                                                  cpu::swiglu_avx2, cpu::add_avx2, cpu::linear_columns_q_avx2})}));
+                      linear_factory(entry.make, {.swiglu = cpu::swiglu_avx512,
+                                                  .add = cpu::add_avx512,
+                                                  .quantized = cpu::linear_columns_q_avx512vnni,
+                                                  .rotate_half = cpu::rotate_half_avx512})}));
+    STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
+                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
+                                                                       .gemm = cpu::linear_columns_avx512,
+                                                                       .swiglu = cpu::swiglu_avx512,
+                                                                       .add = cpu::add_avx512,
+                                                                       .quantized = cpu::linear_columns_q_avx2,
+                                                                       .gemm_panels = 2,
+                                                                       .rotate_half = cpu::rotate_half_avx512})}));
+    STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
+                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
+                                                                       .gemm = cpu::linear_columns_avx2,
+                                                                       .swiglu = cpu::swiglu_avx2,
+                                                                       .add = cpu::add_avx2,
+                                                                       .quantized = cpu::linear_columns_q_avx2,
+                                                                       .rotate_half = cpu::rotate_half_avx2})}));
   }
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,

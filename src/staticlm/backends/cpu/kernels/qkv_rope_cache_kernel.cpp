@@ -1,0 +1,228 @@
+// qkv_rope_cache on the cpu backend: the q / k / v projections split over the pool one head at a
+// time (one range, one barrier), and each head, while its columns are in cache, rotated (q and k)
+// and written into its cache rows (k and v). Queries are computed in the output; a k or v head
+// goes through the thread's buffer into the cache's dtype. The rope angles are the portable
+// kernel's (rope_angles, in double), computed once per set of positions on the calling thread
+// and reused by the layers after it; the rotation is the cpu rope's loop.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "staticlm/backends/cpu/kernels/linear_parts.h"
+#include "staticlm/backends/portable/element_access.h"
+#include "staticlm/backends/portable/kernel_factories.h"
+#include "staticlm/ops/rope.h"
+
+namespace staticlm::cpu {
+namespace {
+
+namespace io = qkv_rope_cache;
+
+enum Projection { kQ = 0, kK = 1, kV = 2 };
+
+// cos and sin of every row's position: rows x half each. Every layer of a forward pass rotates by
+// the same positions and (as a rule) the same frequencies, so the calling thread keeps the last
+// table and recomputes it only when either differs.
+class AngleTable {
+ public:
+  // The table for `positions` (the call's rows, each -1 or a position) under `inv_freq`.
+  const AngleTable& fill(std::span<const double> inv_freq, std::span<const int64_t> positions) {
+    if (std::equal(inv_freq.begin(), inv_freq.end(), inv_freq_.begin(), inv_freq_.end()) &&
+        std::equal(positions.begin(), positions.end(), positions_.begin(), positions_.end())) {
+      return *this;
+    }
+    inv_freq_.assign(inv_freq.begin(), inv_freq.end());
+    positions_.assign(positions.begin(), positions.end());
+    const size_t half = inv_freq.size();
+    cos_.resize(positions.size() * half);
+    sin_.resize(positions.size() * half);
+    for (size_t r = 0; r < positions.size(); ++r) {
+      if (positions[r] >= 0) {
+        rope_angles(inv_freq, positions[r], cos_.data() + r * half, sin_.data() + r * half);
+      }
+    }
+    return *this;
+  }
+
+  const float* cos(int64_t row) const { return cos_.data() + static_cast<size_t>(row) * inv_freq_.size(); }
+  const float* sin(int64_t row) const { return sin_.data() + static_cast<size_t>(row) * inv_freq_.size(); }
+
+ private:
+  std::vector<double> inv_freq_;
+  std::vector<int64_t> positions_;
+  std::vector<float> cos_;
+  std::vector<float> sin_;
+};
+
+using RotateHalfFn = void (*)(const float* x, const float* cos, const float* sin, float* out, int64_t half);
+
+struct CacheShape {
+  int64_t kv_heads = 0;
+  int64_t cache_len = 0;
+  int64_t head_dim = 0;
+  int64_t seq = 0;
+  DType dtype = DType::kF32;
+};
+
+class QkvRopeCacheKernel final : public Kernel {
+ public:
+  QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, RoundBf16Fn round_bf16,
+                     RotateHalfFn rotate_half, std::vector<double> inv_freq, DType positions_dtype, CacheShape cache)
+      : columns_fn_(columns_fn),
+        parts_(parts),
+        round_bf16_(round_bf16),
+        rotate_half_(rotate_half),
+        inv_freq_(std::move(inv_freq)),
+        positions_dtype_(positions_dtype),
+        cache_(cache) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext& context) const override {
+    const CallRows call = call_rows(inputs[io::kX].data<float>(), parts_[kQ].shape, context, round_bf16_);
+    if (call.rows <= 0) {
+      return ok_status();
+    }
+    // Every position is checked before a thread writes a cache row, so a bad one leaves both
+    // caches as they were.
+    // The calling thread's buffers; the workers reach them through these names (a thread_local
+    // named inside the range's body would be the worker's own).
+    thread_local std::vector<int64_t> positions_buffer;
+    std::vector<int64_t>& positions = positions_buffer;
+    positions.resize(static_cast<size_t>(call.rows));
+    for (int64_t r = 0; r < call.rows; ++r) {
+      const int64_t s = (call.padding + r) % cache_.seq;
+      const int64_t position = portable::load_index(inputs[io::kPositions].raw(), positions_dtype_, s);
+      if (position >= cache_.cache_len) {
+        return out_of_range("qkv_rope_cache: position ", position, " at row ", s, " is outside the cache length ",
+                            cache_.cache_len);
+      }
+      positions[static_cast<size_t>(r)] = position;
+    }
+    thread_local AngleTable angles;
+    const AngleTable& table = angles.fill(inv_freq_, positions);
+    const std::span<const int64_t> row_positions(positions);
+    std::array<LinearOperands, 3> ops;
+    for (size_t p = 0; p < 3; ++p) {
+      // k and v are bound to the queries too, for their shapes: their heads go to the buffer.
+      ops[p] = bind_part(parts_[p], call, inputs, outputs[io::kQueries]);
+    }
+    const int64_t q_heads = ops[kQ].columns / cache_.head_dim;
+    const int64_t heads = q_heads + 2 * cache_.kv_heads;
+    void* caches[3] = {nullptr, outputs[io::kKeys].raw(), outputs[io::kValues].raw()};
+    context.thread_pool->parallel_for(
+        heads, items_per_range(call.rows * ops[kQ].inner * cache_.head_dim), [&](int64_t begin, int64_t end) {
+          thread_local std::vector<float> storage;
+          storage.resize(static_cast<size_t>(call.rows * cache_.head_dim + kLineFloats));
+          const auto address = reinterpret_cast<uintptr_t>(storage.data());
+          float* buffer = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
+          for (int64_t head = begin; head < end; ++head) {
+            const Projection p = head < q_heads ? kQ : head < q_heads + cache_.kv_heads ? kK : kV;
+            const int64_t h = p == kQ ? head : (head - q_heads) % cache_.kv_heads;
+            run_head(ops[static_cast<size_t>(p)], p, h, call, row_positions, table, buffer, caches[p]);
+          }
+        });
+    return ok_status();
+  }
+
+ private:
+  void run_head(const LinearOperands& op, Projection p, int64_t h, const CallRows& call,
+                std::span<const int64_t> positions, const AngleTable& table, float* buffer, void* cache) const {
+    const int64_t dim = cache_.head_dim;
+    const int64_t first = h * dim;
+    // Queries in place in the output ([rows, q columns]); a k or v head as [rows, dim].
+    float* out = p == kQ ? op.out + first : buffer;
+    const int64_t stride = p == kQ ? op.columns : dim;
+    const LinearOperands span = column_span(op, first, dim, buffer);
+    if (p == kQ) {
+      columns_fn_(op, first, first + dim, thread_scratch());
+    } else {
+      columns_fn_(span, 0, dim, thread_scratch());
+    }
+    for (int64_t r = 0; r < call.rows; ++r) {
+      float* row = out + r * stride;
+      if (op.bias != nullptr) {
+        for (int64_t d = 0; d < dim; ++d) {
+          row[d] += portable::load_float(op.bias, op.bias_dtype, first + d);
+        }
+      }
+      const int64_t position = positions[static_cast<size_t>(r)];
+      if (position < 0) {
+        continue;  // padding: rope leaves it as it is, and no cache row is written
+      }
+      if (p != kV) {
+        rotate_half_(row, table.cos(r), table.sin(r), row, dim / 2);
+      }
+      if (p != kQ) {
+        write_cache_row(row, cache, (call.padding + r) / cache_.seq, h, position);
+      }
+    }
+  }
+
+  void write_cache_row(const float* row, void* cache, int64_t batch, int64_t head, int64_t position) const {
+    const int64_t slot = ((batch * cache_.kv_heads + head) * cache_.cache_len + position) * cache_.head_dim;
+    if (cache_.dtype == DType::kF32) {
+      std::memcpy(static_cast<float*>(cache) + slot, row, static_cast<size_t>(cache_.head_dim) * sizeof(float));
+      return;
+    }
+    uint16_t* out = static_cast<uint16_t*>(cache) + slot;
+    for (int64_t d = 0; d < cache_.head_dim; ++d) {
+      portable::store_cache(row[d], out + d);
+    }
+  }
+
+  LinearColumnsFn columns_fn_;
+  std::array<Part, 3> parts_;
+  RoundBf16Fn round_bf16_;
+  RotateHalfFn rotate_half_;
+  std::vector<double> inv_freq_;
+  DType positions_dtype_;
+  CacheShape cache_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature& signature,
+                                                           LinearEntryPoints entry_points) {
+  // The portable kernel's checks first: the same signatures are refused with the same messages.
+  STATICLM_RETURN_IF_ERROR(portable::make_qkv_rope_cache_kernel(signature).status());
+  if (entry_points.rotate_half == nullptr) {
+    return unimplemented("qkv_rope_cache: this entry has no rope loop");
+  }
+  const TensorSpec& x = *signature.inputs[io::kX];
+  const TensorSpec& cache = *signature.inputs[io::kKeyCache];
+  const int64_t head_dim = cache.shape[3];
+  if (x.shape[0] != 1) {
+    return unimplemented("qkv_rope_cache: the cpu kernel takes a batch of 1, found ", x.shape[0]);
+  }
+  if (head_dim % kPanelColumns != 0) {
+    return unimplemented("qkv_rope_cache: the cpu kernel takes heads of whole ", kPanelColumns,
+                         "-column panels, found head_dim ", head_dim);
+  }
+  STATICLM_ASSIGN_OR_RETURN(RopeParams params, RopeParams::from_attributes(signature.attributes, head_dim));
+  std::vector<double> inv_freq = params.inverse_frequencies();
+  if (static_cast<int64_t>(2 * inv_freq.size()) != head_dim) {
+    return unimplemented("qkv_rope_cache: the cpu kernel rotates the whole head (rotary_dim ", 2 * inv_freq.size(),
+                         " of head_dim ", head_dim, ")");
+  }
+  const bool biased = signature.inputs.size() == io::kBiasedInputs;
+  std::array<Part, 3> parts;
+  const char* const roles[3] = {"q", "k", "v"};
+  for (size_t p = 0; p < 3; ++p) {
+    const TensorSpec* bias = biased ? signature.inputs[io::kQBias + p] : nullptr;
+    auto part = make_part(x, *signature.inputs[io::kQWeight + p], bias, signature.attributes, static_cast<int64_t>(p),
+                          entry_points);
+    if (!part.ok()) {
+      return part.status().with_context(str_cat("qkv_rope_cache ", roles[p]));
+    }
+    part->weight_input = io::kQWeight + p;
+    part->bias_input = biased ? static_cast<int>(io::kQBias + p) : -1;
+    parts[p] = *part;
+  }
+  STATICLM_RETURN_IF_ERROR(check_same_format({parts.begin(), parts.end()}, "qkv_rope_cache"));
+  const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, x.shape[1], cache.dtype};
+  return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
+      columns_fn(parts[kQ], entry_points), parts, entry_points.round_bf16, entry_points.rotate_half,
+      std::move(inv_freq), signature.inputs[io::kPositions]->dtype, shape));
+}
+
+}  // namespace staticlm::cpu
