@@ -428,6 +428,60 @@ TEST_P(CpuLinearTest, FusedLinearsLeaveThePaddingRowsUnwritten) {
   }
 }
 
+// The GEMV streams panels in fixed pairs, so a panel's sums do not depend on how the columns are
+// split over threads: 1, 2 and 4 threads give the same bits (a multi_linear whose parts start
+// mid-range included; K large enough that a range may be a single item).
+TEST_P(CpuLinearTest, TheGemvGivesTheSameBitsOnAnyNumberOfThreads) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(36);
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const int64_t inner = 520;
+    const std::vector<int64_t> widths = {290, 96, 33};  // 10, 3 and 2 panels, the last ones partial
+    Tensor x = random_tensor(DType::kF32, {1, 1, inner}, rng);
+    std::vector<Tensor> weights;
+    for (int64_t width : widths) {
+      weights.push_back(random_tensor(dtype, {width, inner}, rng));
+    }
+    const PackedNode node = pack_node({&x, &weights[0], &weights[1], &weights[2]}, {1, 2, 3}, {{"parts", int64_t{3}}});
+    std::vector<TensorSpec> specs;
+    for (Tensor* input : node.inputs) {
+      specs.push_back({input->dtype(), Shape(input->shape().begin(), input->shape().end())});
+    }
+    std::vector<const TensorSpec*> spec_ptrs;
+    for (const TensorSpec& spec : specs) spec_ptrs.push_back(&spec);
+    std::vector<TensorSpec> outputs;
+    for (int64_t width : widths) outputs.push_back({DType::kF32, {1, 1, width}});
+    auto selected = cpu_registry().select({OpKind::kMultiLinear, spec_ptrs, outputs, node.attrs},
+                                          *cpu_features_for_isa(GetParam().isa));
+    ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+    EXPECT_EQ(selected->name.rfind(GetParam().prefix, 0), 0u) << "chose " << selected->name;
+    std::vector<TensorView> in_views;
+    for (Tensor* input : node.inputs) in_views.push_back(input->view());
+    std::vector<std::vector<float>> first;
+    for (int threads : {1, 2, 4}) {
+      std::vector<std::vector<float>> results;
+      std::vector<TensorView> out_views;
+      for (const TensorSpec& spec : outputs) {
+        results.emplace_back(static_cast<size_t>(num_elements(spec.shape)));
+      }
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        out_views.emplace_back(results[i].data(), DType::kF32, outputs[i].shape);
+      }
+      ThreadPool pool(threads);
+      const KernelContext context{&pool};
+      ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+      if (first.empty()) {
+        first = results;
+      } else {
+        EXPECT_EQ(results, first) << threads << " threads";
+      }
+    }
+  }
+}
+
 struct QkvCase {
   DType weight;
   DType cache;

@@ -56,8 +56,10 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
 }
 
 int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points) {
-  const bool float_gemm = shape.codes == PanelCodes::kFloat && shape.rows > 1;
-  return (float_gemm ? entry_points.gemm_panels : 1) * kPanelColumns;
+  if (shape.codes != PanelCodes::kFloat) {
+    return kPanelColumns;
+  }
+  return (shape.rows > 1 ? entry_points.gemm_panels : kGemvPanels) * kPanelColumns;
 }
 
 int64_t items_of(int64_t columns, int64_t item_columns) {

@@ -53,7 +53,9 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
                          const TensorView& output);
 
 // Output columns per item of work: LinearEntryPoints::gemm_panels panels for the float GEMM (a
-// range that split a pair would leave both halves to the one-panel kernel), one otherwise.
+// range that split a pair would leave both halves to the one-panel kernel), kGemvPanels for the
+// float GEMV (a panel's sums then never depend on how the columns were split), one for int8 /
+// int4 panels.
 int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points);
 int64_t items_of(int64_t columns, int64_t item_columns);
 // How many items of a range are worth a thread, given the multiply-adds of one.

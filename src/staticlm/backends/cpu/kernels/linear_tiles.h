@@ -68,94 +68,127 @@ inline void prefetch_lines(const char* p) {
   }
 }
 
-// Decode (one row of x) over panel p: the panel is one contiguous stream, read in memory order;
-// per k, one broadcast x value times the 32 weights of that k. kSteps k values are in flight
-// at once (kSteps x kPanelRegs accumulators, eight in all) to hide the multiply-add latency.
-template <class V, class T>
-void gemv_panel(const LinearOperands& op, int64_t p) {
+// Decode (one row of x) over PANELS adjacent panels from p: each panel is one contiguous stream,
+// read in memory order; per k, one broadcast x value times the 32 weights of that k in each panel.
+// Two panels at once are two streams: a thread reading one stream from memory at a time left the
+// 16-bit GEMV 20-30% below the bandwidth two threads reach (docs/performance.md). kSteps k
+// values are in flight at once (PANELS x kSteps x kPanelRegs accumulators, eight in all) to hide
+// the multiply-add latency. A panel is always taken with the same partner (ranges are whole pairs),
+// so its sums come out the same however the columns are split over threads.
+template <class V, class T, int PANELS>
+void gemv_panels(const LinearOperands& op, int64_t p) {
   constexpr int kRegs = kPanelRegs<V>;
-  constexpr int kSteps = 8 / kRegs;
+  constexpr int kSteps = 8 / (kRegs * PANELS) > 0 ? 8 / (kRegs * PANELS) : 1;
   using Reg = typename V::Reg;
-  const typename T::Elem* w = panel_data<T>(op, p);
-  Reg acc[kSteps][kRegs];
+  const typename T::Elem* w[PANELS];
+  Reg acc[PANELS][kSteps][kRegs];
 #pragma GCC unroll 16
-  for (int s = 0; s < kSteps; ++s) {
+  for (int i = 0; i < PANELS; ++i) {
+    w[i] = panel_data<T>(op, p + i);
 #pragma GCC unroll 16
-    for (int c = 0; c < kRegs; ++c) {
-      acc[s][c] = V::zero();
+    for (int s = 0; s < kSteps; ++s) {
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs; ++c) {
+        acc[i][s][c] = V::zero();
+      }
     }
   }
   const float* x = op.x;
   const int64_t inner = op.inner;
   int64_t k = 0;
   if constexpr (T::kGroup == 1) {
-    const char* ahead = reinterpret_cast<const char*>(w) + kGemvPrefetchBytes;
+    constexpr size_t kStepBytes = kPanelColumns * sizeof(typename T::Elem);
     for (; k + kSteps <= inner; k += kSteps) {
-      prefetch_lines<kSteps * kPanelColumns * sizeof(typename T::Elem)>(ahead +
-                                                                        k * kPanelColumns * sizeof(typename T::Elem));
+#pragma GCC unroll 16
+      for (int i = 0; i < PANELS; ++i) {
+        prefetch_lines<kSteps * kStepBytes>(reinterpret_cast<const char*>(w[i]) + kGemvPrefetchBytes + k * kStepBytes);
+      }
 #pragma GCC unroll 16
       for (int s = 0; s < kSteps; ++s) {
         const Reg b = V::broadcast(x + k + s);
 #pragma GCC unroll 16
-        for (int c = 0; c < kRegs; ++c) {
-          acc[s][c] = V::fma(b, V::load(T{}, w + (k + s) * kPanelColumns + c * V::kWidth), acc[s][c]);
+        for (int i = 0; i < PANELS; ++i) {
+#pragma GCC unroll 16
+          for (int c = 0; c < kRegs; ++c) {
+            acc[i][s][c] = V::fma(b, V::load(T{}, w[i] + (k + s) * kPanelColumns + c * V::kWidth), acc[i][s][c]);
+          }
         }
       }
     }
     for (; k < inner; ++k) {
       const Reg b = V::broadcast(x + k);
 #pragma GCC unroll 16
-      for (int c = 0; c < kRegs; ++c) {
-        acc[0][c] = V::fma(b, V::load(T{}, w + k * kPanelColumns + c * V::kWidth), acc[0][c]);
+      for (int i = 0; i < PANELS; ++i) {
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[i][0][c] = V::fma(b, V::load(T{}, w[i] + k * kPanelColumns + c * V::kWidth), acc[i][0][c]);
+        }
       }
     }
   } else {
     // bf16 pairs: word g * 32 + j holds k = 2g (low half) and 2g + 1 (high half) of column j.
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(w);
     constexpr int kPairs = kSteps / 2 > 0 ? kSteps / 2 : 1;
-    const char* ahead = reinterpret_cast<const char*>(w) + kGemvPrefetchBytes;
+    constexpr size_t kLineBytes = kPanelColumns * sizeof(uint32_t);
     for (; k + 2 * kPairs <= inner; k += 2 * kPairs) {
-      prefetch_lines<kPairs * kPanelColumns * sizeof(uint32_t)>(ahead + k / 2 * kPanelColumns * sizeof(uint32_t));
+#pragma GCC unroll 16
+      for (int i = 0; i < PANELS; ++i) {
+        prefetch_lines<kPairs * kLineBytes>(reinterpret_cast<const char*>(w[i]) + kGemvPrefetchBytes +
+                                            k / 2 * kLineBytes);
+      }
 #pragma GCC unroll 16
       for (int s = 0; s < kPairs; ++s) {
-        const uint32_t* line = words + (k / 2 + s) * kPanelColumns;
         const Reg lo = V::broadcast(x + k + 2 * s);
         const Reg hi = V::broadcast(x + k + 2 * s + 1);
 #pragma GCC unroll 16
-        for (int c = 0; c < kRegs; ++c) {
-          acc[2 * s % kSteps][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[2 * s % kSteps][c]);
-          acc[(2 * s + 1) % kSteps][c] = V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[(2 * s + 1) % kSteps][c]);
+        for (int i = 0; i < PANELS; ++i) {
+          const uint32_t* line = reinterpret_cast<const uint32_t*>(w[i]) + (k / 2 + s) * kPanelColumns;
+#pragma GCC unroll 16
+          for (int c = 0; c < kRegs; ++c) {
+            acc[i][2 * s % kSteps][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[i][2 * s % kSteps][c]);
+            acc[i][(2 * s + 1) % kSteps][c] =
+                V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[i][(2 * s + 1) % kSteps][c]);
+          }
         }
       }
     }
     for (; k < inner; k += 2) {
-      const uint32_t* line = words + (k / 2) * kPanelColumns;
       const Reg lo = V::broadcast(x + k);
 #pragma GCC unroll 16
-      for (int c = 0; c < kRegs; ++c) {
-        acc[0][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[0][c]);
+      for (int i = 0; i < PANELS; ++i) {
+        const uint32_t* line = reinterpret_cast<const uint32_t*>(w[i]) + (k / 2) * kPanelColumns;
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[i][0][c] = V::fma(lo, V::pair_lo(line + c * V::kWidth), acc[i][0][c]);
+        }
       }
       if (k + 1 < inner) {  // an odd K's last pair has a zero high half and no x beside it
         const Reg hi = V::broadcast(x + k + 1);
 #pragma GCC unroll 16
-        for (int c = 0; c < kRegs; ++c) {
-          acc[0][c] = V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[0][c]);
+        for (int i = 0; i < PANELS; ++i) {
+          const uint32_t* line = reinterpret_cast<const uint32_t*>(w[i]) + (k / 2) * kPanelColumns;
+#pragma GCC unroll 16
+          for (int c = 0; c < kRegs; ++c) {
+            acc[i][0][c] = V::fma(hi, V::pair_hi(line + c * V::kWidth), acc[i][0][c]);
+          }
         }
       }
     }
   }
   // Summed into a fresh array: were acc's address taken, g++ would store every accumulator to
   // memory on each step.
-  Reg total[kRegs];
 #pragma GCC unroll 16
-  for (int c = 0; c < kRegs; ++c) {
-    total[c] = acc[0][c];
+  for (int i = 0; i < PANELS; ++i) {
+    Reg total[kRegs];
 #pragma GCC unroll 16
-    for (int s = 1; s < kSteps; ++s) {
-      total[c] = V::add(total[c], acc[s][c]);
+    for (int c = 0; c < kRegs; ++c) {
+      total[c] = acc[i][0][c];
+#pragma GCC unroll 16
+      for (int s = 1; s < kSteps; ++s) {
+        total[c] = V::add(total[c], acc[i][s][c]);
+      }
     }
+    store_panel<V>(op, total, op.out, (p + i) * kPanelColumns);
   }
-  store_panel<V>(op, total, op.out, p * kPanelColumns);
 }
 
 // The GEMM's block of panel p at k values [k0, k0 + kb), as [kb][32] f32: f32 weights are read
@@ -313,9 +346,14 @@ void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* sc
       gemm_panels<V, T, 2>(op, p, scratch);
     }
   }
+  if (op.rows == 1) {
+    for (; p + kGemvPanels <= p_end; p += kGemvPanels) {
+      gemv_panels<V, T, kGemvPanels>(op, p);
+    }
+  }
   for (; p < p_end; ++p) {
     if (op.rows == 1) {
-      gemv_panel<V, T>(op, p);
+      gemv_panels<V, T, 1>(op, p);
     } else {
       gemm_panels<V, T, 1>(op, p, scratch);
     }
