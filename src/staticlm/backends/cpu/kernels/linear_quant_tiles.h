@@ -54,64 +54,86 @@ void scale_group(typename Q::Reg* acc, const typename Q::IReg* ia, const uint8_t
   }
 }
 
-// Decode (one row of x) over panel p: each group's word rows streamed in memory order, int4
-// nibbles split in registers.
-template <class Q>
-void gemv_panel(const LinearOperands& op, int64_t p) {
+// Decode (one row of x) over PANELS adjacent panels from p: each group's word rows streamed in
+// memory order, int4 nibbles split in registers. Two panels at once are two weight streams per
+// thread, as the float GEMV reads them (linear_tiles.h); each panel's sums are computed exactly
+// as alone (integer within a group, then one float step per group).
+template <class Q, int PANELS>
+void gemv_panels(const LinearOperands& op, int64_t p) {
   using Reg = typename Q::Reg;
   using IReg = typename Q::IReg;
   constexpr int kR = kRegs<Q>;
   const QuantizedRows& xq = *op.x_quantized;
   const int64_t g = op.group;
   const int64_t gbytes = group_bytes(op);
-  const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
   const int32_t* x_words = xq.words(0);
   const float* x_scales = xq.row_scales(0);
   const int32_t* x_sums = xq.row_sums(0);
   const bool int4 = op.codes == PanelCodes::kInt4;
   const int32_t offset = int4 ? 8 : 128;
-  Reg acc[kR];
+  const uint8_t* panels[PANELS];
+  Reg acc[PANELS][kR];
 #pragma GCC unroll 16
-  for (int c = 0; c < kR; ++c) {
-    acc[c] = Q::zero();
-  }
-  for (int64_t gi = 0; gi < xq.groups; ++gi) {
-    const uint8_t* group_start = panel + gi * gbytes;
-    const uint8_t* codes = group_start + kScaleBytes;
-    const int32_t* xw = x_words + gi * g / 4;
-    tiles::prefetch_lines<kScaleBytes>(reinterpret_cast<const char*>(group_start) + tiles::kGemvPrefetchBytes);
-    IReg ia[kR];
+  for (int i = 0; i < PANELS; ++i) {
+    panels[i] = static_cast<const uint8_t*>(op.weight) + (p + i) * op.panel_elements;
 #pragma GCC unroll 16
     for (int c = 0; c < kR; ++c) {
-      ia[c] = Q::izero();
+      acc[i][c] = Q::zero();
+    }
+  }
+  for (int64_t gi = 0; gi < xq.groups; ++gi) {
+    const int32_t* xw = x_words + gi * g / 4;
+    const uint8_t* codes[PANELS];
+    IReg ia[PANELS][kR];
+#pragma GCC unroll 16
+    for (int i = 0; i < PANELS; ++i) {
+      const uint8_t* group_start = panels[i] + gi * gbytes;
+      codes[i] = group_start + kScaleBytes;
+      tiles::prefetch_lines<kScaleBytes>(reinterpret_cast<const char*>(group_start) + tiles::kGemvPrefetchBytes);
+#pragma GCC unroll 16
+      for (int c = 0; c < kR; ++c) {
+        ia[i][c] = Q::izero();
+      }
     }
     if (int4) {
       for (int64_t j = 0; j < g / 8; ++j) {
-        const uint8_t* row = codes + j * kWordRowBytes;
-        tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
         const typename Q::XWord lo_x = Q::xword(xw[2 * j]);
         const typename Q::XWord hi_x = Q::xword(xw[2 * j + 1]);
 #pragma GCC unroll 16
-        for (int c = 0; c < kR; ++c) {
-          const IReg w = Q::iload(row + c * Q::kWidth * 4);
-          ia[c] = Q::dot4(ia[c], Q::low_nibbles(w), lo_x);
-          ia[c] = Q::dot4(ia[c], Q::high_nibbles(w), hi_x);
+        for (int i = 0; i < PANELS; ++i) {
+          const uint8_t* row = codes[i] + j * kWordRowBytes;
+          tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
+#pragma GCC unroll 16
+          for (int c = 0; c < kR; ++c) {
+            const IReg w = Q::iload(row + c * Q::kWidth * 4);
+            ia[i][c] = Q::dot4(ia[i][c], Q::low_nibbles(w), lo_x);
+            ia[i][c] = Q::dot4(ia[i][c], Q::high_nibbles(w), hi_x);
+          }
         }
       }
     } else {
       for (int64_t s = 0; s < g / 4; ++s) {
-        const uint8_t* row = codes + s * kWordRowBytes;
-        tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
         const typename Q::XWord x = Q::xword(xw[s]);
 #pragma GCC unroll 16
-        for (int c = 0; c < kR; ++c) {
-          ia[c] = Q::dot4(ia[c], Q::iload(row + c * Q::kWidth * 4), x);
+        for (int i = 0; i < PANELS; ++i) {
+          const uint8_t* row = codes[i] + s * kWordRowBytes;
+          tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
+#pragma GCC unroll 16
+          for (int c = 0; c < kR; ++c) {
+            ia[i][c] = Q::dot4(ia[i][c], Q::iload(row + c * Q::kWidth * 4), x);
+          }
         }
       }
     }
-    scale_group<Q>(acc, ia, group_start, offset * x_sums[gi], x_scales[gi]);
+#pragma GCC unroll 16
+    for (int i = 0; i < PANELS; ++i) {
+      scale_group<Q>(acc[i], ia[i], panels[i] + gi * gbytes, offset * x_sums[gi], x_scales[gi]);
+    }
   }
-  tiles::store_panel<Q>(op, acc, op.out, p * kPanelColumns);
+#pragma GCC unroll 16
+  for (int i = 0; i < PANELS; ++i) {
+    tiles::store_panel<Q>(op, acc[i], op.out, (p + i) * kPanelColumns);
+  }
 }
 
 // Groups [first, last) of a panel as int8 codes: group gi's scales at base + gi * stride, its
@@ -249,9 +271,15 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
 template <class Q>
 void quantized_columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
   const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
-  for (int64_t p = n_begin / kPanelColumns; p < p_end; ++p) {
+  int64_t p = n_begin / kPanelColumns;
+  if (op.rows == 1) {
+    for (; p + 2 <= p_end; p += 2) {
+      gemv_panels<Q, 2>(op, p);
+    }
+  }
+  for (; p < p_end; ++p) {
     if (op.rows == 1) {
-      gemv_panel<Q>(op, p);
+      gemv_panels<Q, 1>(op, p);
     } else {
       gemm_panel<Q>(op, p, reinterpret_cast<uint8_t*>(scratch));
     }
