@@ -54,17 +54,19 @@ class LinearKernel final : public Kernel {
       first_item[p + 1] = first_item[p] + items_of(ops[p].columns, item_columns_);
     }
     const int64_t items = first_item[parts_.size()];
-    context.thread_pool->parallel_for(items, items_per_range(call.rows * shape.inner * item_columns_),
-                                      [&](int64_t begin, int64_t end) {
-                                        for (size_t p = 0; p < parts_.size(); ++p) {
-                                          const int64_t from = std::max(begin, first_item[p]);
-                                          const int64_t to = std::min(end, first_item[p + 1]);
-                                          if (from < to) {
-                                            run_columns(ops[p], residuals[p], (from - first_item[p]) * item_columns_,
-                                                        std::min((to - first_item[p]) * item_columns_, ops[p].columns));
-                                          }
-                                        }
-                                      });
+    context.thread_pool->parallel_for(
+        items,
+        items_per_range(items, call.rows, call.rows * shape.inner * item_columns_, context.thread_pool->num_threads()),
+        [&](int64_t begin, int64_t end) {
+          for (size_t p = 0; p < parts_.size(); ++p) {
+            const int64_t from = std::max(begin, first_item[p]);
+            const int64_t to = std::min(end, first_item[p + 1]);
+            if (from < to) {
+              run_columns(ops[p], residuals[p], (from - first_item[p]) * item_columns_,
+                          std::min((to - first_item[p]) * item_columns_, ops[p].columns));
+            }
+          }
+        });
     return ok_status();
   }
 
@@ -118,8 +120,11 @@ class SwigluLinearKernel final : public Kernel {
     }
     const LinearOperands gate = bind_part(gate_, call, inputs, outputs[0]);
     const LinearOperands up = bind_part(up_, call, inputs, outputs[0]);
+    const int64_t items = items_of(shape.columns, item_columns_);
     context.thread_pool->parallel_for(
-        items_of(shape.columns, item_columns_), items_per_range(2 * call.rows * shape.inner * item_columns_),
+        items,
+        items_per_range(items, call.rows, 2 * call.rows * shape.inner * item_columns_,
+                        context.thread_pool->num_threads()),
         [&](int64_t begin, int64_t end) {
           // Line-aligned: the micro-kernels store whole 64-byte rows of 16 floats, and a store
           // split across two lines cost the bf16 GEMM 4%.

@@ -66,7 +66,10 @@ int64_t items_of(int64_t columns, int64_t item_columns) {
   return (columns + item_columns - 1) / item_columns;
 }
 
-int64_t items_per_range(int64_t item_work) {
+int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int threads) {
+  if (rows == 1) {
+    return (items + threads - 1) / std::max(1, threads);
+  }
   return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, item_work));
 }
 

@@ -58,8 +58,13 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
 // int4 panels.
 int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points);
 int64_t items_of(int64_t columns, int64_t item_columns);
-// How many items of a range are worth a thread, given the multiply-adds of one.
-int64_t items_per_range(int64_t item_work);
+// The fewest items a range of a call's `items` takes (ThreadPool::parallel_for's min_chunk),
+// given the multiply-adds of one. A one-row call (decode) streams weights from memory: one
+// contiguous range per thread keeps each thread's streams long and claims nothing, where a few
+// claimed ranges per thread left one thread idle for half a range at the end of every op on
+// average (docs/performance.md). A call of more rows claims ranges of enough work to be worth a
+// thread, a few per thread, which balances the GEMM's uneven tails.
+int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int threads);
 
 // `op`'s columns [first, first + count) alone, as a linear of those columns writing
 // [rows, count] to `out`. `first` is a multiple of kPanelColumns.

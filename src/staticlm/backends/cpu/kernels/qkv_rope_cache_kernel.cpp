@@ -110,7 +110,10 @@ class QkvRopeCacheKernel final : public Kernel {
     const int64_t heads = q_heads + 2 * cache_.kv_heads;
     void* caches[3] = {nullptr, outputs[io::kKeys].raw(), outputs[io::kValues].raw()};
     context.thread_pool->parallel_for(
-        heads, items_per_range(call.rows * ops[kQ].inner * cache_.head_dim), [&](int64_t begin, int64_t end) {
+        heads,
+        items_per_range(heads, call.rows, call.rows * ops[kQ].inner * cache_.head_dim,
+                        context.thread_pool->num_threads()),
+        [&](int64_t begin, int64_t end) {
           thread_local std::vector<float> storage;
           storage.resize(static_cast<size_t>(call.rows * cache_.head_dim + kLineFloats));
           const auto address = reinterpret_cast<uintptr_t>(storage.data());
