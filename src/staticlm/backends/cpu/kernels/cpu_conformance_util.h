@@ -1,0 +1,109 @@
+// What the cpu backend's kernel conformance tests share: the ISA paths, the registry, weights
+// packed as the backend's pack_weights pass stores them, and the check that the cpu kernel of a
+// path was chosen and matches the portable kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/backends/cpu/kernels/register.h"
+#include "staticlm/backends/portable/kernel_test_util.h"
+#include "staticlm/ops/weight_layout.h"
+#include "staticlm/runtime/kernel_registry.h"
+
+namespace staticlm::cpu_test {
+
+struct IsaPath {
+  const char* isa;     // the cpu backend's "isa" runtime option
+  const char* prefix;  // what the chosen kernel's name starts with
+};
+
+inline const IsaPath kPaths[] = {{"avx512", "cpu.avx512."}, {"avx2", "cpu.avx2."}};
+
+inline const KernelRegistry& cpu_registry() {
+  static const KernelRegistry* registry = [] {
+    auto* made = new KernelRegistry();
+    EXPECT_TRUE(register_cpu_kernels(*made).ok());
+    return made;
+  }();
+  return *registry;
+}
+
+// `rows` ([N, K]) in the panel32 layout, as the cpu backend's pack_weights pass stores it.
+inline Tensor packed(const Tensor& rows) {
+  const PanelLayout layout = PanelLayout::of(rows.shape()[0], rows.shape()[1], rows.dtype());
+  Tensor out = Tensor::zeros(rows.dtype(), layout.packed_shape()).value();
+  pack_panels(rows.bytes(), dtype_info(rows.dtype()).block_bytes, layout, out.bytes());
+  return out;
+}
+
+// A linear-family node's inputs with the matrices at `matrices` packed, and its attributes
+// saying so.
+struct PackedNode {
+  std::vector<Tensor> matrices;
+  std::vector<Tensor*> inputs;
+  Attributes attrs;
+};
+
+inline PackedNode pack_node(const std::vector<Tensor*>& inputs, const std::vector<size_t>& matrices, Attributes attrs) {
+  PackedNode node;
+  node.inputs = inputs;
+  node.matrices.reserve(matrices.size());
+  std::vector<int64_t> shapes;
+  for (size_t m : matrices) {
+    node.matrices.push_back(packed(*inputs[m]));
+    node.inputs[m] = &node.matrices.back();
+    shapes.push_back(inputs[m]->shape()[0]);
+    shapes.push_back(inputs[m]->shape()[1]);
+  }
+  attrs.set(std::string(kWeightLayoutAttr), std::string(kPanel32Layout));
+  attrs.set(std::string(kWeightShapesAttr), shapes);
+  node.attrs = std::move(attrs);
+  return node;
+}
+
+// Runs `op` on the portable kernel over `want_inputs` and on the cpu kernel of `path` over
+// `inputs`; expects the cpu kernel to be chosen and its outputs within the tolerance of the
+// portable ones.
+inline void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& want_inputs,
+                            const Attributes& want_attrs, const std::vector<Tensor*>& inputs, const Attributes& attrs,
+                            double rel_tol, double abs_tol) {
+  auto want = portable_test::run_op(op, want_inputs, want_attrs);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto features = cpu_features_for_isa(path.isa);
+  ASSERT_TRUE(features.ok());
+  std::string kernel_name;
+  auto got = portable_test::run_op_with(cpu_registry(), *features, op, inputs, attrs, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name.rfind(path.prefix, 0), 0u) << "chose " << kernel_name;
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    portable_test::expect_close((*got)[i], portable_test::to_doubles((*want)[i]), rel_tol, abs_tol);
+  }
+}
+
+inline void expect_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs,
+                            double rel_tol, double abs_tol) {
+  expect_conforms(path, op, inputs, attrs, inputs, attrs, rel_tol, abs_tol);
+}
+
+// The linear family: the portable kernel on the weights in rows (the oracle: no packing in it)
+// against the cpu kernel on the same weights packed.
+// Only the summation order differs: a few ulps of the dot product's magnitude, by default.
+inline void expect_packed_conforms(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
+                                   const std::vector<size_t>& matrices, const Attributes& attrs,
+                                   double tolerance = 1e-5) {
+  const PackedNode node = pack_node(inputs, matrices, attrs);
+  expect_conforms(path, op, inputs, attrs, node.inputs, node.attrs, tolerance, tolerance);
+}
+
+inline bool host_has(const IsaPath& path) {
+  const CpuFeatures needed = std::string(path.isa) == "avx512"
+                                 ? CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512)
+                                 : CpuFeatures().with(CpuFeature::kAvx2);
+  return CpuFeatures::host().covers(needed);
+}
+
+}  // namespace staticlm::cpu_test
