@@ -50,9 +50,12 @@ class AttentionKernel final : public Kernel {
                              ? 1
                              : std::clamp<int64_t>(max_slots / kMinSlotsPerRun, 1, (wanted + groups - 1) / groups);
     if (runs == 1) {
+      // Last rows first: a row attends to every slot up to its position, so in a chunk the work
+      // grows row by row, and ranges claimed in order would leave the heaviest for the end, where
+      // one thread runs it while the other waits.
       context.thread_pool->parallel_for(groups, 1, [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task) {
-          run_group(call, task, 0, 1, nullptr);
+          run_group(call, groups - 1 - task, 0, 1, nullptr);
         }
       });
       return ok_status();
