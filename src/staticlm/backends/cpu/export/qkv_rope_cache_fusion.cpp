@@ -126,7 +126,9 @@ std::optional<GraphNode> fuse(const Graph& graph, const ChainReader& chains, siz
     return std::nullopt;
   }
   const Result<MultiLinearSplit> split = multi_linear_split(node.inputs.size(), node.attributes);
-  if (!split.ok() || split->parts != 3) {
+  // Weights already laid out (weight_layout, weight_shapes by part) would need their attributes
+  // put in role order: the pass runs before pack_weights, where the node has `parts` alone.
+  if (!split.ok() || split->parts != 3 || node.attributes.entries().size() != 1) {
     return std::nullopt;
   }
   std::array<std::optional<Projection>, 3> by_role;

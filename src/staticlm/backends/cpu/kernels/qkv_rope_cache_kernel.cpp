@@ -83,9 +83,8 @@ class QkvRopeCacheKernel final : public Kernel {
       return ok_status();
     }
     // Every position is checked before a thread writes a cache row, so a bad one leaves both
-    // caches as they were.
-    // The calling thread's buffers; the workers reach them through these names (a thread_local
-    // named inside the range's body would be the worker's own).
+    // caches as they were. The calling thread's buffers; the workers reach them through these
+    // names (a thread_local named inside the range's body would be the worker's own).
     thread_local std::vector<int64_t> positions_buffer;
     std::vector<int64_t>& positions = positions_buffer;
     positions.resize(static_cast<size_t>(call.rows));
@@ -135,11 +134,10 @@ class QkvRopeCacheKernel final : public Kernel {
     // Queries in place in the output ([rows, q columns]); a k or v head as [rows, dim].
     float* out = p == kQ ? op.out + first : buffer;
     const int64_t stride = p == kQ ? op.columns : dim;
-    const LinearOperands span = column_span(op, first, dim, buffer);
     if (p == kQ) {
       columns_fn_(op, first, first + dim, thread_scratch());
     } else {
-      columns_fn_(span, 0, dim, thread_scratch());
+      columns_fn_(column_span(op, first, dim, buffer), 0, dim, thread_scratch());
     }
     for (int64_t r = 0; r < call.rows; ++r) {
       float* row = out + r * stride;
