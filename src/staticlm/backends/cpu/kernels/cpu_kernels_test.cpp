@@ -66,7 +66,7 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kBF16, 6, 64, 7, true},
       {DType::kBF16, 13, 9, 2, false},
       {DType::kF32, 64, 96, 130, true},
-      // Chunks of 32 rows or more: several K blocks of 256, partial panels of 32 columns.
+      // Chunks of 32 rows or more: several K blocks, partial panels of 32 columns.
       {DType::kF32, 40, 600, 70, true},
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},

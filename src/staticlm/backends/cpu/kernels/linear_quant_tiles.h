@@ -230,8 +230,9 @@ void gemm_tail(const LinearOperands& op, const GroupSpan& span, int64_t m, int64
 // block of rows then reads.
 template <class Q>
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
-  // One f32 K block's worth: the span size the int4 GEMM was measured with (the scratch is larger).
-  constexpr int64_t kScratchBytes = kPanelColumns * kPackedInnerBlock * static_cast<int64_t>(sizeof(float));
+  // 32 KiB: the span size the int4 GEMM was measured with (all of the linear scratch).
+  constexpr int64_t kScratchBytes = 32 * 1024;
+  static_assert(kScratchBytes <= kLinearScratchFloats * static_cast<int64_t>(sizeof(float)));
   const int64_t gbytes = group_bytes(op);
   const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
   const int64_t groups = op.x_quantized->groups;
