@@ -70,8 +70,8 @@ inline void prefetch_lines(const char* p) {
 
 // Decode (one row of x) over PANELS adjacent panels from p: each panel is one contiguous stream,
 // read in memory order; per k, one broadcast x value times the 32 weights of that k in each panel.
-// Two panels at once are two streams: a thread reading one stream from memory at a time left the
-// 16-bit GEMV 20-30% below the bandwidth two threads reach (docs/performance.md). kSteps k
+// Two panels at once are two streams: with one stream per thread the 16-bit GEMV read memory
+// about 20% slower (19.9 against 24.6 GB/s at bf16, docs/performance.md). kSteps k
 // values are in flight at once (PANELS x kSteps x kPanelRegs accumulators, eight in all) to hide
 // the multiply-add latency. A panel is always taken with the same partner (ranges are whole pairs),
 // so its sums come out the same however the columns are split over threads.
