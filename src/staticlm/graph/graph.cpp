@@ -222,6 +222,16 @@ void Graph::replace_nodes(std::vector<GraphNode> nodes) {
   }
 }
 
+void Graph::replace_nodes(std::vector<GraphNode> nodes, const std::vector<bool>& dropped) {
+  std::vector<GraphNode> kept;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (n >= dropped.size() || !dropped[n]) {
+      kept.push_back(std::move(nodes[n]));
+    }
+  }
+  replace_nodes(std::move(kept));
+}
+
 ValueId Graph::new_value(DType dtype, Shape shape, int32_t producer) {
   const auto id = static_cast<ValueId>(values_.size());
   GraphValue value;

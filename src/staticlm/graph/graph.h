@@ -118,6 +118,8 @@ class Graph {
   // For passes: installs `nodes` as the node list and makes every value's producer the node that
   // now outputs it (-1 for a value no node outputs any more). The verifier should run afterwards.
   void replace_nodes(std::vector<GraphNode> nodes);
+  // The same, leaving out node n of `nodes` wherever dropped[n] (a fusion's folded nodes).
+  void replace_nodes(std::vector<GraphNode> nodes, const std::vector<bool>& dropped);
   // For passes: how many readers each value has (node inputs and graph outputs), by value id.
   std::vector<int> count_readers() const;
   // For passes: the node producing `value`, or -1 for a graph input, a constant or a value no
@@ -125,6 +127,13 @@ class Graph {
   int32_t producer_of(ValueId value) const {
     const GraphValue& v = this->value(value);
     return v.kind == ValueKind::kNodeOutput ? v.producer : -1;
+  }
+  // For passes: whether `value` exists before node `position` runs (a graph input, a constant, or
+  // the output of an earlier node), so a node moved to `position` may read it.
+  bool defined_before(ValueId value, size_t position) const {
+    const int32_t producer = producer_of(value);
+    return this->value(value).kind != ValueKind::kNodeOutput ||
+           (producer >= 0 && static_cast<size_t>(producer) < position);
   }
   // For passes: a fresh value with the given spec, produced by node `producer`.
   ValueId new_value(DType dtype, Shape shape, int32_t producer);

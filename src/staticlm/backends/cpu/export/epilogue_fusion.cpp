@@ -34,13 +34,7 @@ void install(Graph& graph, std::vector<std::pair<size_t, GraphNode>> fused, cons
   for (auto& [consumer, node] : fused) {
     nodes[consumer] = std::move(node);
   }
-  std::vector<GraphNode> kept;
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    if (!folded[n]) {
-      kept.push_back(std::move(nodes[n]));
-    }
-  }
-  graph.replace_nodes(std::move(kept));
+  graph.replace_nodes(std::move(nodes), folded);
 }
 
 }  // namespace

@@ -9,13 +9,6 @@ bool has_bias(const GraphNode& node) {
   return node.inputs.size() > 2 && node.inputs[2] != kNoValue;
 }
 
-// Whether `value` exists before node `position` runs: a graph input, a constant, or the output
-// of an earlier node.
-bool available_at(const Graph& graph, ValueId value, size_t position) {
-  const GraphValue& v = graph.value(value);
-  return v.kind != ValueKind::kNodeOutput || (v.producer >= 0 && static_cast<size_t>(v.producer) < position);
-}
-
 }  // namespace
 
 Status MultiLinearFusion::run(Graph& graph) {
@@ -36,8 +29,8 @@ Status MultiLinearFusion::run(Graph& graph) {
     for (size_t n = first + 1; n < nodes.size() && group.size() < kMaxParts; ++n) {
       const GraphNode& node = nodes[n];
       if (merged[n] || node.op != OpKind::kLinear || node.inputs.size() < 2 || node.inputs[0] != head.inputs[0] ||
-          has_bias(node) != has_bias(head) || !available_at(graph, node.inputs[1], first) ||
-          (has_bias(node) && !available_at(graph, node.inputs[2], first))) {
+          has_bias(node) != has_bias(head) || !graph.defined_before(node.inputs[1], first) ||
+          (has_bias(node) && !graph.defined_before(node.inputs[2], first))) {
         continue;
       }
       group.push_back(n);

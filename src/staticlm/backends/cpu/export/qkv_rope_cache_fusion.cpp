@@ -110,13 +110,6 @@ class ChainReader {
   std::vector<int32_t> reader_;
 };
 
-// Whether `value` exists before node `position` runs.
-bool available_at(const Graph& graph, ValueId value, size_t position) {
-  const int32_t producer = graph.producer_of(value);
-  return graph.value(value).kind != ValueKind::kNodeOutput ||
-         (producer >= 0 && static_cast<size_t>(producer) < position);
-}
-
 // The fused node for the multi_linear at `position`, or nullopt; `removed` gains the nodes it
 // replaces. It takes the multi_linear's place, so the caches and positions must exist there.
 std::optional<GraphNode> fuse(const Graph& graph, const ChainReader& chains, size_t position,
@@ -147,8 +140,8 @@ std::optional<GraphNode> fuse(const Graph& graph, const ChainReader& chains, siz
   const int64_t head_dim = q.head_dim;
   if (k.head_dim != head_dim || v.head_dim != head_dim || head_dim % QkvRopeCacheFusion::kHeadDimMultiple != 0 ||
       *q.rope != *k.rope || q.positions != k.positions || k.positions != v.positions || k.cache == v.cache ||
-      !available_at(graph, k.cache, position) || !available_at(graph, v.cache, position) ||
-      !available_at(graph, q.positions, position)) {
+      !graph.defined_before(k.cache, position) || !graph.defined_before(v.cache, position) ||
+      !graph.defined_before(q.positions, position)) {
     return std::nullopt;
   }
   GraphNode fused;
@@ -199,13 +192,7 @@ Status QkvRopeCacheFusion::run(Graph& graph) {
   if (!changed) {
     return ok_status();
   }
-  std::vector<GraphNode> kept;
-  for (size_t n = 0; n < rewritten.size(); ++n) {
-    if (!drop[n]) {
-      kept.push_back(std::move(rewritten[n]));
-    }
-  }
-  graph.replace_nodes(std::move(kept));
+  graph.replace_nodes(std::move(rewritten), drop);
   return ok_status();
 }
 

@@ -43,13 +43,7 @@ Status SwigluFusion::run(Graph& graph) {
   if (!changed) {
     return ok_status();
   }
-  std::vector<GraphNode> kept;
-  for (size_t n = 0; n < rewritten.size(); ++n) {
-    if (!removed[n]) {
-      kept.push_back(std::move(rewritten[n]));
-    }
-  }
-  graph.replace_nodes(std::move(kept));
+  graph.replace_nodes(std::move(rewritten), removed);
   return ok_status();
 }
 

@@ -60,7 +60,6 @@ struct CacheShape {
   int64_t kv_heads = 0;
   int64_t cache_len = 0;
   int64_t head_dim = 0;
-  int64_t seq = 0;
   DType dtype = DType::kF32;
 };
 
@@ -89,7 +88,7 @@ class QkvRopeCacheKernel final : public Kernel {
     std::vector<int64_t>& positions = positions_buffer;
     positions.resize(static_cast<size_t>(call.rows));
     for (int64_t r = 0; r < call.rows; ++r) {
-      const int64_t s = (call.padding + r) % cache_.seq;
+      const int64_t s = call.padding + r;  // a batch of one: row r of the call is chunk row s
       const int64_t position = portable::load_index(inputs[io::kPositions].raw(), positions_dtype_, s);
       if (position >= cache_.cache_len) {
         return out_of_range("qkv_rope_cache: position ", position, " at row ", s, " is outside the cache length ",
@@ -154,13 +153,13 @@ class QkvRopeCacheKernel final : public Kernel {
         rotate_half_(row, table.cos(r), table.sin(r), row, dim / 2);
       }
       if (p != kQ) {
-        write_cache_row(row, cache, (call.padding + r) / cache_.seq, h, position);
+        write_cache_row(row, cache, h, position);
       }
     }
   }
 
-  void write_cache_row(const float* row, void* cache, int64_t batch, int64_t head, int64_t position) const {
-    const int64_t slot = ((batch * cache_.kv_heads + head) * cache_.cache_len + position) * cache_.head_dim;
+  void write_cache_row(const float* row, void* cache, int64_t head, int64_t position) const {
+    const int64_t slot = (head * cache_.cache_len + position) * cache_.head_dim;
     if (cache_.dtype == DType::kF32) {
       std::memcpy(static_cast<float*>(cache) + slot, row, static_cast<size_t>(cache_.head_dim) * sizeof(float));
       return;
@@ -220,7 +219,7 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
     parts[p] = *part;
   }
   STATICLM_RETURN_IF_ERROR(check_same_format({parts.begin(), parts.end()}, "qkv_rope_cache"));
-  const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, x.shape[1], cache.dtype};
+  const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, cache.dtype};
   return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
       columns_fn(parts[kQ], entry_points), parts, entry_points.round_bf16, entry_points.rotate_half,
       std::move(inv_freq), signature.inputs[io::kPositions]->dtype, shape));
