@@ -38,8 +38,12 @@ void gemv_shapes(benchmark::internal::Benchmark* b) {
   bench::on_one_and_two_threads(b, {{1, 576, 1536}, {1, 576, 49152}, {1, 2048, 8192}, {1, 4096, 65536}});
 }
 
+// {rows, inner, columns, threads}: SmolLM gate / up, Llama-3.2-1B's gate / up and down (weights
+// from memory), one K block of one panel pair (every operand in L1: the micro-kernel alone), and
+// SmolLM's o_proj and down_proj (9 items of 64 columns: cut into slices of rows on two threads).
 void gemm_shapes(benchmark::internal::Benchmark* b) {
-  bench::on_one_and_two_threads(b, {{128, 576, 1536}, {128, 2048, 8192}});
+  bench::on_one_and_two_threads(
+      b, {{128, 576, 1536}, {128, 2048, 8192}, {128, 8192, 2048}, {126, 128, 64}, {128, 576, 576}, {128, 1536, 576}});
 }
 
 STATICLM_BENCH_CASE(gemv_f32_avx512, gemv_shapes, run_linear, DType::kF32, "avx512");

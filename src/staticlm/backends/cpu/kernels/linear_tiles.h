@@ -228,6 +228,20 @@ const float* f32_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t 
   }
 }
 
+// Weight lines the GEMM asks for while a block of rows runs: `lines` lines from `from` of each of
+// the PANELS streams at `stream`.
+template <int PANELS>
+struct BlockPrefetch {
+  const char* stream[PANELS] = {};
+  int64_t from = 0;
+  int64_t lines = 0;
+};
+
+// One prefetch per panel every kPrefetchEvery k steps of the micro-kernel: spread out, as a burst
+// of them at the start of a block of rows stalled on the core's fill buffers (13% of the time in
+// the prefetch instructions themselves).
+inline constexpr int64_t kPrefetchEvery = 4;
+
 // ROWS rows of x against PANELS adjacent [kb][32] f32 blocks: per k, the blocks' registers (32
 // columns each) and one broadcast x value per row feed ROWS x PANELS x kPanelRegs accumulators,
 // with no horizontal sums. Two panels at once give each broadcast twice the multiply-adds (on
@@ -235,7 +249,8 @@ const float* f32_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t 
 // L1, the two-panel one at 0.8). Partial sums of earlier K blocks are read back from `out`.
 // Only a single panel may be partial (fewer than 32 columns).
 template <class V, int ROWS, int PANELS>
-void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0, int64_t n0, int64_t k0, int64_t kb) {
+void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0, int64_t n0, int64_t k0, int64_t kb,
+                const BlockPrefetch<PANELS>& prefetch = {}) {
   constexpr int kRegs = PANELS * kPanelRegs<V>;
   constexpr int64_t kColumns = PANELS * kPanelColumns;
   const int64_t cols = op.columns - n0 < kColumns ? op.columns - n0 : kColumns;
@@ -269,6 +284,12 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
     x[r] = op.x + (m0 + r) * op.inner + k0;
   }
   for (int64_t k = 0; k < kb; ++k) {
+    if (k % kPrefetchEvery == 0 && k / kPrefetchEvery < prefetch.lines) {
+#pragma GCC unroll 4
+      for (int i = 0; i < PANELS; ++i) {
+        __builtin_prefetch(prefetch.stream[i] + (prefetch.from + k / kPrefetchEvery) * 64, 0, 3);
+      }
+    }
     typename V::Reg w[kRegs];
 #pragma GCC unroll 16
     for (int c = 0; c < kRegs; ++c) {
@@ -329,9 +350,28 @@ void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
     for (int i = 0; i < PANELS; ++i) {
       blocks[i] = f32_block<V, T>(op, p + i, k0, kb, scratch + i * kPanelColumns * kPackedInnerBlock);
     }
+    // The next K block's weights (after the last, the next panels' first block), a slice per
+    // block of rows, so they are in cache when the first block of rows needs them. Without it
+    // that block of rows waited on memory: the 1B shape's GEMM ran at 0.55 of the FMA peak
+    // against 0.75 for the SmolLM shape, whose weights sit in L3 (docs/performance.md).
+    // Past the matrix the requests are wasted, never faults.
+    constexpr int64_t kElemBytes = sizeof(typename T::Elem);
+    const bool last = k0 + kb >= op.inner;
+    const int64_t next_k = last ? 0 : k0 + kb;
+    const int64_t next_kb = op.inner - next_k < kPackedInnerBlock ? op.inner - next_k : kPackedInnerBlock;
+    const int64_t next_lines = (next_kb * kPanelColumns * kElemBytes + 63) / 64;
+    const int64_t full_blocks = op.rows / kRows > 0 ? op.rows / kRows : 1;
+    const int64_t per_block = (next_lines + full_blocks - 1) / full_blocks;
+    BlockPrefetch<PANELS> prefetch;
+    for (int i = 0; i < PANELS; ++i) {
+      prefetch.stream[i] = reinterpret_cast<const char*>(panel_data<T>(op, (last ? p + PANELS : p) + i)) +
+                           next_k * kPanelColumns * kElemBytes;
+    }
     int64_t m = 0;
     for (; m + kRows <= op.rows; m += kRows) {
-      panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb);
+      prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
+      panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+      prefetch.from += prefetch.lines;
     }
     panel_tail<V, PANELS>(op, blocks, m, n0, k0, kb);
   }
