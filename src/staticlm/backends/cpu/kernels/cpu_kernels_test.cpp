@@ -12,6 +12,7 @@
 
 #include "staticlm/backends/cpu/kernels/cpu_conformance_util.h"
 #include "staticlm/backends/cpu/kernels/elementwise_rows.h"
+#include "staticlm/backends/cpu/kernels/linear_parts.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
 #include "staticlm/core/half.h"
@@ -87,6 +88,10 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       // Chunks of more rows over few columns (an odd K keeps bf16 off the pair GEMM).
       {DType::kBF16, 50, 65, 96, true},
       {DType::kF16, 61, 40, 70, false},
+      // An odd number of 64-column items over two threads: each item cut into slices of rows.
+      {DType::kF32, 30, 40, 160, true},
+      {DType::kF16, 50, 70, 300, false},
+      {DType::kBF16, 128, 65, 576, true},
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
@@ -165,6 +170,7 @@ TEST_P(CpuLinearTest, LinearAddMatchesThePortableOne) {
       {DType::kF32, 1, 576, 37, false}, {DType::kBF16, 1, 65, 70, true},  {DType::kF16, 1, 40, 33, false},
       {DType::kF32, 5, 33, 9, true},    {DType::kF32, 40, 300, 97, true}, {DType::kBF16, 36, 95, 64, false},
       {DType::kF16, 33, 50, 45, false}, {DType::kF32, 53, 40, 70, true},  {DType::kBF16, 50, 65, 96, false},
+      {DType::kF32, 36, 50, 150, true},  // three items, cut into slices of rows
   };
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " x[" << c.rows << ", " << c.inner << "] w[" << c.columns
@@ -204,6 +210,30 @@ TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
     // rounding reaches the product scaled by the other: 1e-4 where a lone linear keeps 1e-5.
     expect_packed_conforms(GetParam(), OpKind::kSwigluLinear, {&x, &gate, &up}, {1, 2}, {}, 1e-4);
   }
+}
+
+// Items that do not divide among the threads are cut into slices of rows, one per thread, each
+// starting on a whole block of the micro-kernel's 6 rows and together covering every row once.
+TEST(CpuKernelsTest, RowSlicesSpreadAnOddItemCountInWholeBlocks) {
+  EXPECT_EQ(cpu::row_slices(9, 128, 2), 2);  // SmolLM's o_proj / down_proj
+  EXPECT_EQ(cpu::row_slices(9, 128, 4), 4);
+  EXPECT_EQ(cpu::row_slices(24, 128, 2), 1);  // already even
+  EXPECT_EQ(cpu::row_slices(17, 128, 2), 1);  // enough items that the last one's wait is small
+  EXPECT_EQ(cpu::row_slices(9, 20, 2), 1);    // too few rows to cut
+  EXPECT_EQ(cpu::row_slices(9, 128, 1), 1);
+  for (const auto& [rows, slices] : std::vector<std::pair<int64_t, int64_t>>{{128, 2}, {128, 4}, {30, 2}, {49, 4}}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows in " << slices << " slices");
+    EXPECT_EQ(cpu::slice_start(rows, slices, 0), 0);
+    EXPECT_EQ(cpu::slice_start(rows, slices, slices), rows);
+    for (int64_t s = 1; s < slices; ++s) {
+      const int64_t start = cpu::slice_start(rows, slices, s);
+      EXPECT_EQ(start % 6, 0);
+      EXPECT_GT(start, cpu::slice_start(rows, slices, s - 1));
+      EXPECT_LT(start, rows);
+    }
+  }
+  // Two slices of a 128-row chunk: 66 and 62 rows (11 blocks and 10 blocks + 2 rows).
+  EXPECT_EQ(cpu::slice_start(128, 2, 1), 66);
 }
 
 TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {

@@ -112,8 +112,9 @@ void bf16_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end) {
 }  // namespace
 
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  if (operands.x_bf16 != nullptr && operands.weight_dtype == DType::kBF16 && operands.inner % 2 == 0 &&
-      operands.rows >= kPackedMinRows) {
+  // Whether x was rounded (a call of at least kPackedMinRows rows) decides, not the rows of this
+  // slice of it: every slice of one call multiplies alike.
+  if (operands.x_bf16 != nullptr && operands.weight_dtype == DType::kBF16 && operands.inner % 2 == 0) {
     bf16_gemm(operands, n_begin, n_end);
     return;
   }

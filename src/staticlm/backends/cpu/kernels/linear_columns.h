@@ -64,9 +64,10 @@ inline constexpr int64_t kLinearScratchFloats = 2 * kPanelColumns * kPackedInner
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
-// AVX-512 BF16 (vdpbf16ps), for bf16 weights and an even K: with x_bf16 set and at least
-// kPackedMinRows rows, a GEMM over the panels' bf16 pairs as stored (twice the f32 rate; x is
-// rounded to bf16, as llama.cpp's bf16 path does); otherwise linear_columns_avx512.
+// AVX-512 BF16 (vdpbf16ps), for bf16 weights and an even K: with x_bf16 set (the kernels round x
+// for calls of at least kPackedMinRows rows), a GEMM over the panels' bf16 pairs as stored (twice
+// the f32 rate on Zen 4; x is rounded to bf16, as llama.cpp's bf16 path does); otherwise
+// linear_columns_avx512.
 // round_to_bf16_avx512bf16 rounds x (to nearest even) for it.
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 

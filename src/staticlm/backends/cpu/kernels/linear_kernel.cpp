@@ -53,10 +53,32 @@ class LinearKernel final : public Kernel {
       }
       first_item[p + 1] = first_item[p] + items_of(ops[p].columns, item_columns_);
     }
-    const int64_t items = first_item[parts_.size()];
+    const int64_t column_items = first_item[parts_.size()];
+    const int threads = context.thread_pool->num_threads();
+    const int64_t slices =
+        call.rows > 1 && call.x_quantized == nullptr ? row_slices(column_items, call.rows, threads) : 1;
+    if (slices > 1) {
+      // Item i is slice i % slices of column item i / slices: a thread that claims both slices
+      // of one item reads its weights once.
+      context.thread_pool->parallel_for(column_items * slices, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t item = i / slices;
+          const size_t p =
+              static_cast<size_t>(std::upper_bound(first_item.begin() + 1,
+                                                   first_item.begin() + static_cast<int64_t>(parts_.size()) + 1, item) -
+                                  first_item.begin() - 1);
+          const int64_t first = slice_start(call.rows, slices, i % slices);
+          const int64_t count = slice_start(call.rows, slices, i % slices + 1) - first;
+          const int64_t n_begin = (item - first_item[p]) * item_columns_;
+          run_columns(row_span(ops[p], first, count),
+                      residuals[p] != nullptr ? residuals[p] + first * ops[p].columns : nullptr, n_begin,
+                      std::min(n_begin + item_columns_, ops[p].columns));
+        }
+      });
+      return ok_status();
+    }
     context.thread_pool->parallel_for(
-        items,
-        items_per_range(items, call.rows, call.rows * shape.inner * item_columns_, context.thread_pool->num_threads()),
+        column_items, items_per_range(column_items, call.rows, call.rows * shape.inner * item_columns_, threads),
         [&](int64_t begin, int64_t end) {
           for (size_t p = 0; p < parts_.size(); ++p) {
             const int64_t from = std::max(begin, first_item[p]);

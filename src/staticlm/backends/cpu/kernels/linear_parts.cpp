@@ -11,6 +11,10 @@ namespace {
 
 // Roughly how many multiply-adds a range should hold before it is worth a thread.
 constexpr int64_t kMinRangeWork = 1 << 15;
+// Slices start on multiples of this many rows: the widest micro-kernel's block (AVX-512: 6).
+constexpr int64_t kSliceRows = 6;
+// From this many items per thread on, the last one's wait is small enough to leave.
+constexpr int64_t kBalancedItemsPerThread = 8;
 
 }  // namespace
 
@@ -71,6 +75,31 @@ int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int thre
     return (items + threads - 1) / std::max(1, threads);
   }
   return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, item_work));
+}
+
+int64_t row_slices(int64_t items, int64_t rows, int threads) {
+  if (threads <= 1 || items % threads == 0 || items >= kBalancedItemsPerThread * threads ||
+      rows < 2 * kSliceRows * threads) {
+    return 1;
+  }
+  return threads;
+}
+
+int64_t slice_start(int64_t rows, int64_t slices, int64_t slice) {
+  if (slice >= slices) {
+    return rows;
+  }
+  const int64_t per_slice = (rows / slices + kSliceRows - 1) / kSliceRows * kSliceRows;
+  return std::min(rows, slice * per_slice);
+}
+
+LinearOperands row_span(const LinearOperands& op, int64_t first, int64_t count) {
+  LinearOperands span = op;
+  span.rows = count;
+  span.x = op.x + first * op.inner;
+  span.x_bf16 = op.x_bf16 != nullptr ? op.x_bf16 + first * op.inner : nullptr;
+  span.out = op.out + first * op.columns;
+  return span;
 }
 
 LinearOperands column_span(const LinearOperands& op, int64_t first, int64_t count, float* out) {

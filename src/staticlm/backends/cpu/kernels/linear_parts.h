@@ -66,6 +66,16 @@ int64_t items_of(int64_t columns, int64_t item_columns);
 // thread, a few per thread, which balances the GEMM's uneven tails.
 int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int threads);
 
+// Into how many slices of rows a float GEMM call cuts each item, so its items spread evenly
+// over the threads: SmolLM's o_proj and down_proj have 9 items of 64 columns, and two threads
+// took 5 and 4 of them, one waiting a tenth of the op (docs/performance.md). A slice keeps whole
+// blocks of the micro-kernel's rows; 1 where the items already balance, or the rows are few.
+int64_t row_slices(int64_t items, int64_t rows, int threads);
+// Rows [first, first + count) of a float `op` alone (its x, x_bf16 and out moved on).
+LinearOperands row_span(const LinearOperands& op, int64_t first, int64_t count);
+// The first row of slice `slice` of `slices` over `rows` rows (the last slice ends at `rows`).
+int64_t slice_start(int64_t rows, int64_t slices, int64_t slice);
+
 // `op`'s columns [first, first + count) alone, as a linear of those columns writing
 // [rows, count] to `out`. `first` is a multiple of kPanelColumns.
 LinearOperands column_span(const LinearOperands& op, int64_t first, int64_t count, float* out);
