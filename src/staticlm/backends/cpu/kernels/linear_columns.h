@@ -40,8 +40,8 @@ struct LinearOperands {
 
 // Work is split over output columns in whole panels.
 inline constexpr int64_t kPanelColumns = 32;
-// The float GEMV (one row of x) streams this many adjacent panels at once, from an even panel of
-// the matrix (ranges of columns are whole pairs; an odd last panel goes alone).
+// The float GEMV (one row of x) streams this many adjacent panels at once, from the first panel
+// of a thread's range (a range of an odd number of panels ends with one alone).
 inline constexpr int64_t kGemvPanels = 2;
 // Rows from which the bf16 entry multiplies bf16 pairs (below, rounding x costs more than the
 // faster products win).

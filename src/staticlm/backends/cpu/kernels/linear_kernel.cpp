@@ -278,9 +278,14 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   }
   gate->weight_input = 1;
   up->weight_input = 2;
-  return std::unique_ptr<Kernel>(
-      std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item_columns(gate->shape, entry_points),
-                                           *gate, *up, entry_points.round_bf16, entry_points.swiglu));
+  int64_t item = item_columns(gate->shape, entry_points);
+  if (gate->shape.codes == PanelCodes::kFloat && gate->shape.rows == 1) {
+    // An item's gate and up are separate GEMV calls: a pair of panels each keeps two weight
+    // streams per thread, where single panels would leave one.
+    item = kGemvPanels * kPanelColumns;
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item, *gate, *up,
+                                                                      entry_points.round_bf16, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu

@@ -63,7 +63,7 @@ int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry
   if (shape.codes != PanelCodes::kFloat) {
     return kPanelColumns;
   }
-  return (shape.rows > 1 ? entry_points.gemm_panels : kGemvPanels) * kPanelColumns;
+  return (shape.rows > 1 ? entry_points.gemm_panels : 1) * kPanelColumns;
 }
 
 int64_t items_of(int64_t columns, int64_t item_columns) {

@@ -53,9 +53,9 @@ LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const
                          const TensorView& output);
 
 // Output columns per item of work: LinearEntryPoints::gemm_panels panels for the float GEMM (a
-// range that split a pair would leave both halves to the one-panel kernel), kGemvPanels for the
-// float GEMV (a panel's sums then never depend on how the columns were split), one for int8 /
-// int4 panels.
+// range that split a pair would leave both halves to the one-panel kernel), one panel for the
+// float GEMV (a panel's sums do not depend on its partner, and SmolLM's 18-panel o_proj and
+// down_proj then split 9 / 9 instead of 10 / 8) and for int8 / int4 panels.
 int64_t item_columns(const LinearOperands& shape, const LinearEntryPoints& entry_points);
 int64_t items_of(int64_t columns, int64_t item_columns);
 // The fewest items a range of a call's `items` takes (ThreadPool::parallel_for's min_chunk),

@@ -72,13 +72,14 @@ inline void prefetch_lines(const char* p) {
 // read in memory order; per k, one broadcast x value times the 32 weights of that k in each panel.
 // Two panels at once are two streams: with one stream per thread the 16-bit GEMV read memory
 // about 20% slower (19.9 against 24.6 GB/s at bf16, docs/performance.md). kSteps k
-// values are in flight at once (PANELS x kSteps x kPanelRegs accumulators, eight in all) to hide
-// the multiply-add latency. A panel is always taken with the same partner (ranges are whole pairs),
-// so its sums come out the same however the columns are split over threads.
+// values are in flight at once (kGemvPanels x kSteps x kPanelRegs accumulators, eight in all) to
+// hide the multiply-add latency. A panel has its own accumulators and the same kSteps whether it
+// goes alone or beside another, so its sums come out the same however the columns are split over
+// threads.
 template <class V, class T, int PANELS>
 void gemv_panels(const LinearOperands& op, int64_t p) {
   constexpr int kRegs = kPanelRegs<V>;
-  constexpr int kSteps = 8 / (kRegs * PANELS) > 0 ? 8 / (kRegs * PANELS) : 1;
+  constexpr int kSteps = 8 / (kRegs * kGemvPanels) > 0 ? 8 / (kRegs * kGemvPanels) : 1;
   using Reg = typename V::Reg;
   const typename T::Elem* w[PANELS];
   Reg acc[PANELS][kSteps][kRegs];

@@ -26,9 +26,9 @@ using portable_test::random_tensor;
 
 class CpuQkvTest : public ::testing::TestWithParam<IsaPath> {};
 
-// The GEMV streams panels in fixed pairs, so a panel's sums do not depend on how the columns are
-// split over threads: 1, 2 and 4 threads give the same bits (a multi_linear whose parts start
-// mid-range included; K large enough that a range may be a single item).
+// A panel's sums in the GEMV do not depend on whether it streams alone or beside another, nor on
+// how the columns are split over threads: 1, 2 and 4 threads give the same bits (a multi_linear
+// whose parts start mid-range, and ranges of an odd number of panels, included).
 TEST_P(CpuQkvTest, TheGemvGivesTheSameBitsOnAnyNumberOfThreads) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
