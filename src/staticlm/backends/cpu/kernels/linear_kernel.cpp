@@ -121,7 +121,9 @@ class LinearKernel final : public Kernel {
 
 // swiglu_linear: one range of items of the output's columns; per item (one or two panels), the
 // gate's and the up's panels over every row into this thread's buffers (each a linear of the
-// item's columns), then silu(gate) * up into the output.
+// item's columns), then silu(gate) * up into the output. A one-row call (decode) takes its whole
+// range as one item: the gate's and the up's columns each one long stream, as a linear's range
+// is, where items of two panels restarted the streams every 73 KiB (SmolLM, bf16).
 class SwigluLinearKernel final : public Kernel {
  public:
   SwigluLinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, Part gate, Part up, RoundBf16Fn round_bf16,
@@ -148,36 +150,33 @@ class SwigluLinearKernel final : public Kernel {
         items_per_range(items, call.rows, 2 * call.rows * shape.inner * item_columns_,
                         context.thread_pool->num_threads()),
         [&](int64_t begin, int64_t end) {
+          const int64_t per_step = call.rows == 1 ? end - begin : 1;
           // Line-aligned: the micro-kernels store whole 64-byte rows of 16 floats, and a store
           // split across two lines cost the bf16 GEMM 4%.
           thread_local std::vector<float> storage;
-          storage.resize(static_cast<size_t>(2 * call.rows * item_columns_ + kLineFloats));
+          storage.resize(static_cast<size_t>(2 * call.rows * per_step * item_columns_ + kLineFloats));
           const auto address = reinterpret_cast<uintptr_t>(storage.data());
           float* buffers = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
-          for (int64_t item = begin; item < end; ++item) {
-            run_item(gate, up, item, buffers);
+          for (int64_t item = begin; item < end; item += per_step) {
+            run_items(gate, up, item, std::min(end, item + per_step), buffers);
           }
         });
     return ok_status();
   }
 
  private:
-  // `op`'s panels of item `item` alone, as a linear of their columns writing [rows, columns] to
-  // `out`.
-  LinearOperands item_of(const LinearOperands& op, int64_t item, float* out) const {
-    const int64_t first = item * item_columns_;
-    return column_span(op, first, std::min(item_columns_, op.columns - first), out);
-  }
-
-  void run_item(const LinearOperands& gate, const LinearOperands& up, int64_t item, float* buffers) const {
-    const LinearOperands gate_span = item_of(gate, item, buffers);
-    const LinearOperands up_span = item_of(up, item, buffers + gate.rows * item_columns_);
-    columns_fn_(gate_span, 0, gate_span.columns, thread_scratch());
-    columns_fn_(up_span, 0, up_span.columns, thread_scratch());
-    const int64_t columns = gate_span.columns;
+  // Items [first, last) of gate and up into `buffers` ([rows, columns] each), then combined into
+  // the output.
+  void run_items(const LinearOperands& gate, const LinearOperands& up, int64_t first, int64_t last,
+                 float* buffers) const {
+    const int64_t n0 = first * item_columns_;
+    const int64_t columns = std::min(last * item_columns_, gate.columns) - n0;
+    const LinearOperands gate_span = column_span(gate, n0, columns, buffers);
+    const LinearOperands up_span = column_span(up, n0, columns, buffers + gate.rows * columns);
+    columns_fn_(gate_span, 0, columns, thread_scratch());
+    columns_fn_(up_span, 0, columns, thread_scratch());
     for (int64_t m = 0; m < gate.rows; ++m) {
-      swiglu_(gate_span.out + m * columns, up_span.out + m * columns,
-              gate.out + m * gate.columns + item * item_columns_, columns);
+      swiglu_(gate_span.out + m * columns, up_span.out + m * columns, gate.out + m * gate.columns + n0, columns);
     }
   }
 
@@ -278,14 +277,9 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   }
   gate->weight_input = 1;
   up->weight_input = 2;
-  int64_t item = item_columns(gate->shape, entry_points);
-  if (gate->shape.codes == PanelCodes::kFloat && gate->shape.rows == 1) {
-    // An item's gate and up are separate GEMV calls: a pair of panels each keeps two weight
-    // streams per thread, where single panels would leave one.
-    item = kGemvPanels * kPanelColumns;
-  }
-  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item, *gate, *up,
-                                                                      entry_points.round_bf16, entry_points.swiglu));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item_columns(gate->shape, entry_points),
+                                           *gate, *up, entry_points.round_bf16, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu
