@@ -1,6 +1,7 @@
 // qkv_rope_cache on the cpu backend: the q / k / v projections split over the pool one head at a
 // time (one range, one barrier), and each head, while its columns are in cache, rotated (q and k)
-// and written into its cache rows (k and v). Queries are computed in the output; a k or v head
+// and written into its cache rows (k and v); a single row (decode) splits panels instead and
+// finishes its heads after the barrier (run_row). Queries are computed in the output; a k or v head
 // goes through the thread's buffer into the cache's dtype. The rope angles are the portable
 // kernel's (rope_angles, in double), computed once per set of positions on the calling thread
 // and reused by the layers after it; the rotation is the cpu rope's loop.
@@ -107,6 +108,10 @@ class QkvRopeCacheKernel final : public Kernel {
     const int64_t q_heads = ops[kQ].columns / cache_.head_dim;
     const int64_t heads = q_heads + 2 * cache_.kv_heads;
     void* caches[3] = {nullptr, outputs[io::kKeys].raw(), outputs[io::kValues].raw()};
+    if (call.rows == 1) {
+      run_row(ops, q_heads, row_positions[0], table, caches, context);
+      return ok_status();
+    }
     context.thread_pool->parallel_for(
         heads,
         items_per_range(heads, call.rows, call.rows * ops[kQ].inner * cache_.head_dim,
@@ -126,6 +131,65 @@ class QkvRopeCacheKernel final : public Kernel {
   }
 
  private:
+  // One row (decode): the three projections' panels split evenly over the threads as one range
+  // each, every projection's columns one stream (k and v into the calling thread's buffer); then,
+  // on the calling thread, the biases, the rotations and the two cache rows, which are a few
+  // hundred values. Heads as items left one thread a head more than the other (SmolLM: 15
+  // heads, 8 / 7) and restarted the weight streams at every head. A panel's sums do not depend on
+  // the split, so the values are those of the per-head path.
+  void run_row(std::array<LinearOperands, 3>& ops, int64_t q_heads, int64_t position, const AngleTable& table,
+               void* const* caches, const KernelContext& context) const {
+    const int64_t dim = cache_.head_dim;
+    const int64_t kv_columns = cache_.kv_heads * dim;
+    thread_local std::vector<float> kv_buffer;
+    kv_buffer.resize(static_cast<size_t>(2 * kv_columns));
+    ops[kK].out = kv_buffer.data();
+    ops[kV].out = kv_buffer.data() + kv_columns;
+    std::array<int64_t, 4> first_panel{};
+    for (size_t p = 0; p < 3; ++p) {
+      first_panel[p + 1] = first_panel[p] + items_of(ops[p].columns, kPanelColumns);
+    }
+    const int64_t panels = first_panel[3];
+    context.thread_pool->parallel_for(
+        panels, items_per_range(panels, 1, ops[kQ].inner * kPanelColumns, context.thread_pool->num_threads()),
+        [&](int64_t begin, int64_t end) {
+          for (size_t p = 0; p < 3; ++p) {
+            const int64_t from = std::max(begin, first_panel[p]);
+            const int64_t to = std::min(end, first_panel[p + 1]);
+            if (from < to) {
+              columns_fn_(ops[p], (from - first_panel[p]) * kPanelColumns,
+                          std::min((to - first_panel[p]) * kPanelColumns, ops[p].columns), thread_scratch());
+            }
+          }
+        });
+    for (int64_t head = 0; head < q_heads + 2 * cache_.kv_heads; ++head) {
+      const Projection p = head < q_heads ? kQ : head < q_heads + cache_.kv_heads ? kK : kV;
+      const int64_t h = p == kQ ? head : (head - q_heads) % cache_.kv_heads;
+      const LinearOperands& op = ops[static_cast<size_t>(p)];
+      finish_row(op, p, h, op.out + h * dim, position, table, 0, caches[p]);
+    }
+  }
+
+  // A computed row of head h: its bias, its rotation (q and k) and its cache row (k and v).
+  void finish_row(const LinearOperands& op, Projection p, int64_t h, float* row, int64_t position,
+                  const AngleTable& table, int64_t table_row, void* cache) const {
+    const int64_t dim = cache_.head_dim;
+    if (op.bias != nullptr) {
+      for (int64_t d = 0; d < dim; ++d) {
+        row[d] += portable::load_float(op.bias, op.bias_dtype, h * dim + d);
+      }
+    }
+    if (position < 0) {
+      return;  // padding: rope leaves it as it is, and no cache row is written
+    }
+    if (p != kV) {
+      rotate_half_(row, table.cos(table_row), table.sin(table_row), row, dim / 2);
+    }
+    if (p != kQ) {
+      write_cache_row(row, cache, h, position);
+    }
+  }
+
   void run_head(const LinearOperands& op, Projection p, int64_t h, const CallRows& call,
                 std::span<const int64_t> positions, const AngleTable& table, float* buffer, void* cache) const {
     const int64_t dim = cache_.head_dim;
@@ -139,22 +203,7 @@ class QkvRopeCacheKernel final : public Kernel {
       columns_fn_(column_span(op, first, dim, buffer), 0, dim, thread_scratch());
     }
     for (int64_t r = 0; r < call.rows; ++r) {
-      float* row = out + r * stride;
-      if (op.bias != nullptr) {
-        for (int64_t d = 0; d < dim; ++d) {
-          row[d] += portable::load_float(op.bias, op.bias_dtype, first + d);
-        }
-      }
-      const int64_t position = positions[static_cast<size_t>(r)];
-      if (position < 0) {
-        continue;  // padding: rope leaves it as it is, and no cache row is written
-      }
-      if (p != kV) {
-        rotate_half_(row, table.cos(r), table.sin(r), row, dim / 2);
-      }
-      if (p != kQ) {
-        write_cache_row(row, cache, h, position);
-      }
+      finish_row(op, p, h, out + r * stride, positions[static_cast<size_t>(r)], table, r, cache);
     }
   }
 
