@@ -21,6 +21,10 @@ void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t g
   attention::weighted_sum_any<simd::Avx2>(weights, stride, group, values, cache_dtype, rows, dim, out);
 }
 
+void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
+  attention::softmax<simd::Avx2>(scores, group, count, stride, stats);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

@@ -25,6 +25,10 @@ void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t
   attention::weighted_sum_any<simd::Avx512>(weights, stride, group, values, cache_dtype, rows, dim, out);
 }
 
+void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
+  attention::softmax<simd::Avx512>(scores, group, count, stride, stats);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

@@ -1,8 +1,7 @@
 // The vector parts of the cpu attention, per ISA (attention_avx512.cpp, attention_avx2.cpp): the
-// scores of a GQA group's query heads against a run of cache rows, and their weighted sums of
-// value rows. Each cache row is loaded once for the whole group, so K and V are read once per
-// group instead of once per query head. The softmax between them stays in the plain C++ caller
-// (attention_kernel.cpp), which owns exp.
+// scores of a GQA group's query heads against a run of cache rows, their softmax, and their
+// weighted sums of value rows. Each cache row is loaded once for the whole group, so K and V are
+// read once per group instead of once per query head.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +18,9 @@ struct AttentionRowFns {
   // out[g * dim + d] = sum_j weights[g * stride + j] * values[j][d] for g < group.
   void (*weighted_sum)(const float* weights, int64_t stride, int64_t group, const void* values, DType cache_dtype,
                        int64_t rows, int64_t dim, float* out) = nullptr;
-  // The softmax's exponentials (elementwise_rows.h).
-  float (*exp_shifted)(float* x, int64_t count, float shift) = nullptr;
+  // Each head's count scores (at scores + g * stride, g < group) in place: exp(s - max) / sum;
+  // with `stats` set, exp(s - max) left unnormalized and (max, sum) at stats[2g], stats[2g + 1].
+  void (*softmax)(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) = nullptr;
 };
 
 // The entry points of each ISA file. Only their addresses are taken before the CPU is known to
@@ -29,9 +29,11 @@ void attention_scores_avx512(const float* q, int64_t group, const void* keys, DT
                              int64_t dim, float scale, float* scores, int64_t stride);
 void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t group, const void* values,
                                    DType cache_dtype, int64_t rows, int64_t dim, float* out);
+void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
 void attention_scores_avx2(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
                            int64_t dim, float scale, float* scores, int64_t stride);
 void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t group, const void* values,
                                  DType cache_dtype, int64_t rows, int64_t dim, float* out);
+void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
 
 }  // namespace staticlm::cpu

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "staticlm/backends/cpu/kernels/attention_rows.h"
+#include "staticlm/backends/cpu/kernels/elementwise_impl.h"
 #include "staticlm/backends/cpu/kernels/simd_tags.h"
 
 namespace staticlm::cpu::attention {
@@ -109,6 +111,52 @@ void weighted_sum(const float* weights, int64_t stride, int64_t group, const voi
       case 6: weighted_sum_pass<V, T, 6>(w, stride, values, rows, dim, o); break;
       case 7: weighted_sum_pass<V, T, 7>(w, stride, values, rows, dim, o); break;
       default: weighted_sum_pass<V, T, 8>(w, stride, values, rows, dim, o); break;
+    }
+  }
+}
+
+// The largest of count > 0 values, kWidth lanes at a time (a scalar max is one dependent chain:
+// it was a fifth of a short decode attention).
+template <class V>
+float row_max(const float* x, int64_t count) {
+  alignas(64) float lanes[V::kWidth];
+  int64_t i = 0;
+  float top = -std::numeric_limits<float>::infinity();
+  if (count >= V::kWidth) {
+    typename V::Reg m = V::load(tiles::F32{}, x);
+    for (i = V::kWidth; i + V::kWidth <= count; i += V::kWidth) {
+      m = V::max(m, V::load(tiles::F32{}, x + i));
+    }
+    V::store(lanes, m);
+    for (float lane : lanes) {
+      top = lane > top ? lane : top;
+    }
+  }
+  for (; i < count; ++i) {
+    top = x[i] > top ? x[i] : top;
+  }
+  return top;
+}
+
+template <class V>
+void softmax(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
+  for (int64_t g = 0; g < group; ++g) {
+    float* w = scores + g * stride;
+    const float top = row_max<V>(w, count);
+    const float total = elementwise::exp_shifted<V>(w, count, top);
+    if (stats != nullptr) {
+      stats[2 * g] = top;
+      stats[2 * g + 1] = total;
+      continue;
+    }
+    const typename V::Reg inverse = V::set1(1.0f / total);
+    int64_t i = 0;
+    for (; i + V::kWidth <= count; i += V::kWidth) {
+      V::store(w + i, V::mul(V::load(tiles::F32{}, w + i), inverse));
+    }
+    if (i < count) {
+      const int rest = static_cast<int>(count - i);
+      V::store_tail(w + i, V::mul(V::load_tail(tiles::F32{}, w + i, rest), inverse), rest);
     }
   }
 }

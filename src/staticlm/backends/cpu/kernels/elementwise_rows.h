@@ -12,8 +12,6 @@ namespace staticlm::cpu {
 struct ElementwiseFns {
   // out[i] = gate[i] / (1 + exp(-gate[i])) * up[i].
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t count) = nullptr;
-  // x[i] = exp(x[i] - shift); returns the sum of the new values.
-  float (*exp_shifted)(float* x, int64_t count, float shift) = nullptr;
   // out[i] = a[i] + b[i].
   void (*add)(const float* a, const float* b, float* out, int64_t count) = nullptr;
   // out[i] = x[i] * (1 / sqrt(sum(x^2) / width + eps)) * weight[i] over one row.
@@ -23,22 +21,23 @@ struct ElementwiseFns {
   void (*rotate_half)(const float* x, const float* cos, const float* sin, float* out, int64_t half) = nullptr;
 };
 
+// x[i] = exp(x[i] - shift), returning the sum of the new values: the vector exp that swiglu and
+// the attention's softmax (attention_rows.h) use, exposed so its accuracy is tested.
+float exp_shifted_avx512(float* x, int64_t count, float shift);
+float exp_shifted_avx2(float* x, int64_t count, float shift);
+
 // Only their addresses are taken before the CPU is known to have the set.
 void swiglu_avx512(const float* gate, const float* up, float* out, int64_t count);
-float exp_shifted_avx512(float* x, int64_t count, float shift);
 void add_avx512(const float* a, const float* b, float* out, int64_t count);
 void rms_norm_avx512(const float* x, const float* weight, float* out, int64_t width, float eps);
 void rotate_half_avx512(const float* x, const float* cos, const float* sin, float* out, int64_t half);
 void swiglu_avx2(const float* gate, const float* up, float* out, int64_t count);
-float exp_shifted_avx2(float* x, int64_t count, float shift);
 void add_avx2(const float* a, const float* b, float* out, int64_t count);
 void rms_norm_avx2(const float* x, const float* weight, float* out, int64_t width, float eps);
 void rotate_half_avx2(const float* x, const float* cos, const float* sin, float* out, int64_t half);
 
 // Every loop of one instruction set.
-inline constexpr ElementwiseFns kElementwiseAvx512{swiglu_avx512, exp_shifted_avx512, add_avx512, rms_norm_avx512,
-                                                   rotate_half_avx512};
-inline constexpr ElementwiseFns kElementwiseAvx2{swiglu_avx2, exp_shifted_avx2, add_avx2, rms_norm_avx2,
-                                                 rotate_half_avx2};
+inline constexpr ElementwiseFns kElementwiseAvx512{swiglu_avx512, add_avx512, rms_norm_avx512, rotate_half_avx512};
+inline constexpr ElementwiseFns kElementwiseAvx2{swiglu_avx2, add_avx2, rms_norm_avx2, rotate_half_avx2};
 
 }  // namespace staticlm::cpu
