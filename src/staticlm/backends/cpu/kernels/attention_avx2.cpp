@@ -25,6 +25,11 @@ void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t
   attention::softmax<simd::Avx2>(scores, group, count, stride, stats);
 }
 
+void attention_tile_avx2(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
+                         int64_t dim, float scale, float* scratch) {
+  attention::tile_any<simd::Avx2>(tile, keys, values, cache_dtype, dim, scale, scratch);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

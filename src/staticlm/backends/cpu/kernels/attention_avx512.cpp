@@ -29,6 +29,11 @@ void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64
   attention::softmax<simd::Avx512>(scores, group, count, stride, stats);
 }
 
+void attention_tile_avx512(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
+                           int64_t dim, float scale, float* scratch) {
+  attention::tile_any<simd::Avx512>(tile, keys, values, cache_dtype, dim, scale, scratch);
+}
+
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

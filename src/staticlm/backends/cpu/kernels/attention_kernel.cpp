@@ -52,6 +52,10 @@ class AttentionKernel final : public Kernel {
     const int64_t runs = groups >= wanted || context.thread_pool->num_threads() == 1
                              ? 1
                              : std::clamp<int64_t>(max_slots / kMinSlotsPerRun, 1, (wanted + groups - 1) / groups);
+    if (runs == 1 && sh.seq > 1 && fns_.tile != nullptr) {
+      run_tiles(call, context);
+      return ok_status();
+    }
     if (runs == 1) {
       // Last rows first: a row attends to every slot up to its position, so in a chunk the work
       // grows row by row, and ranges claimed in order would leave the heaviest for the end, where
@@ -90,6 +94,41 @@ class AttentionKernel final : public Kernel {
     const void* positions;
     float* out;
   };
+
+  // A chunk's rows as tiles: per batch and kv head, its query vectors (row by row, the group's
+  // heads within a row) in tiles of fns_.tile_queries, heaviest (last rows) first.
+  void run_tiles(const Call& call, const KernelContext& context) const {
+    const Shape4& sh = shape_;
+    const int64_t group = sh.query_heads / sh.kv_heads;
+    const int64_t per_tile = std::min<int64_t>(fns_.tile_queries, kMaxTileQueries);
+    const int64_t tiles_per_head = (sh.seq * group + per_tile - 1) / per_tile;
+    const int64_t tasks = sh.batch * sh.kv_heads * tiles_per_head;
+    const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
+    context.thread_pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> scratch;  // each thread's own
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t index = tasks - 1 - task;
+        const int64_t tile_index = index % tiles_per_head;
+        const int64_t kv = index / tiles_per_head % sh.kv_heads;
+        const int64_t b = index / (tiles_per_head * sh.kv_heads);
+        AttentionTile tile;
+        int64_t slots = 0;
+        for (int64_t v = tile_index * per_tile; v < std::min(sh.seq * group, (tile_index + 1) * per_tile); ++v) {
+          const int64_t s = v / group;
+          const int64_t head = (b * sh.seq + s) * sh.query_heads + kv * group + v % group;
+          tile.q[tile.count] = call.q + head * sh.head_dim;
+          tile.out[tile.count] = call.out + head * sh.head_dim;
+          tile.slots[tile.count] = portable::load_index(call.positions, positions_dtype_, s) + 1;
+          slots = std::max(slots, tile.slots[tile.count]);
+          ++tile.count;
+        }
+        scratch.resize(static_cast<size_t>(attention_tile_scratch(slots, sh.head_dim)));
+        const size_t offset = static_cast<size_t>((b * sh.kv_heads + kv) * sh.cache_len * sh.head_dim) * element;
+        fns_.tile(tile, call.k_cache + offset, call.v_cache + offset, cache_dtype_, sh.head_dim, scale_,
+                  scratch.data());
+      }
+    });
+  }
 
   // Run `run` of `runs` of the slots of group `task` ([batch, seq, kv_heads] in row-major order:
   // its query heads are consecutive in q and out). With `partial` null (one run) it writes the

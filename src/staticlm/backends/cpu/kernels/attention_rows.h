@@ -10,6 +10,22 @@
 
 namespace staticlm::cpu {
 
+// A prefill tile: up to kWidth query vectors of one kv head (several rows, each with the group's
+// query heads), each with its own count of slots (position + 1; 0 for a padding row).
+inline constexpr int kMaxTileQueries = 16;
+struct AttentionTile {
+  const float* q[kMaxTileQueries] = {};
+  float* out[kMaxTileQueries] = {};
+  int64_t slots[kMaxTileQueries] = {};
+  int count = 0;
+};
+
+// Floats of scratch a tile of `slots` slots (the most of its queries') over `dim` needs: the
+// queries and outputs transposed, the scores, and a block of 64 f16 rows widened.
+inline int64_t attention_tile_scratch(int64_t slots, int64_t dim) {
+  return (2 * dim + slots) * kMaxTileQueries + 64 * dim;
+}
+
 struct AttentionRowFns {
   // scores[g * stride + j] = scale * q_g . keys[j] for g < group and j < rows, where q_g is the
   // `dim` floats at q + g * dim and keys are rows of `dim` f32 or f16 values.
@@ -21,6 +37,15 @@ struct AttentionRowFns {
   // Each head's count scores (at scores + g * stride, g < group) in place: exp(s - max) / sum;
   // with `stats` set, exp(s - max) left unnormalized and (max, sum) at stats[2g], stats[2g + 1].
   void (*softmax)(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) = nullptr;
+  // A tile's outputs (out[v][d] = softmax over its slots of scale * q_v . keys[j], times values)
+  // as small GEMMs: the tile's queries transposed to [dim][vectors], so each key element is
+  // broadcast against every query at once and the scores come out with no horizontal sums, the
+  // softmax runs down the slots for every query in parallel, and each value element is broadcast
+  // against every query's weights. `scratch` holds attention_tile_scratch floats.
+  void (*tile)(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype, int64_t dim,
+               float scale, float* scratch) = nullptr;
+  // Query vectors per tile (the ISA's floats per register).
+  int tile_queries = 0;
 };
 
 // The entry points of each ISA file. Only their addresses are taken before the CPU is known to
@@ -30,10 +55,14 @@ void attention_scores_avx512(const float* q, int64_t group, const void* keys, DT
 void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t group, const void* values,
                                    DType cache_dtype, int64_t rows, int64_t dim, float* out);
 void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
+void attention_tile_avx512(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
+                           int64_t dim, float scale, float* scratch);
 void attention_scores_avx2(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
                            int64_t dim, float scale, float* scores, int64_t stride);
 void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t group, const void* values,
                                  DType cache_dtype, int64_t rows, int64_t dim, float* out);
 void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
+void attention_tile_avx2(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
+                         int64_t dim, float scale, float* scratch);
 
 }  // namespace staticlm::cpu

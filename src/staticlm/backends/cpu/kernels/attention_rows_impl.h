@@ -161,6 +161,183 @@ void softmax(float* scores, int64_t group, int64_t count, int64_t stride, float*
   }
 }
 
+// Slots per block of key or value rows a tile reads at once (f16 rows widened into scratch).
+inline constexpr int64_t kTileSlotBlock = 64;
+
+// Rows [j0, j0 + count) of a cache run as f32: f32 rows where they are, f16 ones widened.
+template <class V, class T>
+const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, float* widened) {
+  const typename T::Elem* src = static_cast<const typename T::Elem*>(rows) + j0 * dim;
+  if constexpr (sizeof(typename T::Elem) == sizeof(float)) {
+    return reinterpret_cast<const float*>(src);
+  } else {
+    int64_t i = 0;
+    for (; i + V::kWidth <= count * dim; i += V::kWidth) {
+      V::store(widened + i, V::load(T{}, src + i));
+    }
+    for (; i < count * dim; ++i) {
+      alignas(64) float lane[V::kWidth];
+      V::store(lane, V::load_tail(T{}, src + i, 1));
+      widened[i] = lane[0];
+    }
+    return widened;
+  }
+}
+
+// Slots (scores) or dimensions (outputs) a tile keeps in registers at once.
+inline constexpr int kTileSteps = 8;
+
+// st[j][v] = qt[.][v] . keys[j] for j < slots: each key element broadcast against every query.
+template <class V, class T>
+void tile_scores(const float* qt, const void* keys, int64_t slots, int64_t dim, float* st, float* widened) {
+  using Reg = typename V::Reg;
+  constexpr int W = V::kWidth;
+  for (int64_t j0 = 0; j0 < slots; j0 += kTileSlotBlock) {
+    const int64_t nb = slots - j0 < kTileSlotBlock ? slots - j0 : kTileSlotBlock;
+    const float* k = rows_f32<V, T>(keys, j0, nb, dim, widened);
+    int64_t j = 0;
+    for (; j + kTileSteps <= nb; j += kTileSteps) {
+      Reg acc[kTileSteps];
+#pragma GCC unroll 16
+      for (int s = 0; s < kTileSteps; ++s) {
+        acc[s] = V::zero();
+      }
+      for (int64_t d = 0; d < dim; ++d) {
+        const Reg qv = V::load(tiles::F32{}, qt + d * W);
+#pragma GCC unroll 16
+        for (int s = 0; s < kTileSteps; ++s) {
+          acc[s] = V::fma(V::broadcast(k + (j + s) * dim + d), qv, acc[s]);
+        }
+      }
+#pragma GCC unroll 16
+      for (int s = 0; s < kTileSteps; ++s) {
+        V::store(st + (j0 + j + s) * W, acc[s]);
+      }
+    }
+    for (; j < nb; ++j) {
+      Reg acc = V::zero();
+      for (int64_t d = 0; d < dim; ++d) {
+        acc = V::fma(V::broadcast(k + j * dim + d), V::load(tiles::F32{}, qt + d * W), acc);
+      }
+      V::store(st + (j0 + j) * W, acc);
+    }
+  }
+}
+
+// Each query's scores (a lane of st) into its unnormalized weights, down the slots for every
+// query at once; returns the sums. Slots past a query's own are masked out of its max; lanes with
+// no slots (padding, or past the tile's queries) hold zeros, so nothing turns into NaN.
+template <class V>
+typename V::Reg tile_softmax(const AttentionTile& t, int64_t slots, float* st) {
+  using Reg = typename V::Reg;
+  constexpr int W = V::kWidth;
+  for (int v = 0; v < W; ++v) {
+    const int64_t own = v < t.count ? t.slots[v] : 0;
+    const float fill = own > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t j = own; j < slots; ++j) {
+      st[j * W + v] = fill;
+    }
+  }
+  Reg top = V::load(tiles::F32{}, st);
+  for (int64_t j = 1; j < slots; ++j) {
+    top = V::max(top, V::load(tiles::F32{}, st + j * W));
+  }
+  Reg total = V::zero();
+  for (int64_t j = 0; j < slots; ++j) {
+    const Reg e = elementwise::exp<V>(V::sub(V::load(tiles::F32{}, st + j * W), top));
+    V::store(st + j * W, e);
+    total = V::add(total, e);
+  }
+  // The vector exp clamps its argument, so a masked slot came out about 1e-38: exactly zero, as
+  // the portable kernel gives it.
+  for (int v = 0; v < t.count; ++v) {
+    for (int64_t j = t.slots[v] > 0 ? t.slots[v] : slots; j < slots; ++j) {
+      st[j * W + v] = 0.0f;
+    }
+  }
+  return total;
+}
+
+// ot[d][v] = sum_j st[j][v] * values[j][d]: each value element broadcast against every query's
+// weights.
+template <class V, class T>
+void tile_outputs(const float* st, const void* values, int64_t slots, int64_t dim, float* ot, float* widened) {
+  using Reg = typename V::Reg;
+  constexpr int W = V::kWidth;
+  for (int64_t d = 0; d < dim; ++d) {
+    V::store(ot + d * W, V::zero());
+  }
+  for (int64_t j0 = 0; j0 < slots; j0 += kTileSlotBlock) {
+    const int64_t nb = slots - j0 < kTileSlotBlock ? slots - j0 : kTileSlotBlock;
+    const float* vr = rows_f32<V, T>(values, j0, nb, dim, widened);
+    int64_t d0 = 0;
+    for (; d0 + kTileSteps <= dim; d0 += kTileSteps) {
+      Reg acc[kTileSteps];
+#pragma GCC unroll 16
+      for (int s = 0; s < kTileSteps; ++s) {
+        acc[s] = V::load(tiles::F32{}, ot + (d0 + s) * W);
+      }
+      for (int64_t j = 0; j < nb; ++j) {
+        const Reg w = V::load(tiles::F32{}, st + (j0 + j) * W);
+#pragma GCC unroll 16
+        for (int s = 0; s < kTileSteps; ++s) {
+          acc[s] = V::fma(V::broadcast(vr + j * dim + d0 + s), w, acc[s]);
+        }
+      }
+#pragma GCC unroll 16
+      for (int s = 0; s < kTileSteps; ++s) {
+        V::store(ot + (d0 + s) * W, acc[s]);
+      }
+    }
+    for (; d0 < dim; ++d0) {
+      Reg acc = V::load(tiles::F32{}, ot + d0 * W);
+      for (int64_t j = 0; j < nb; ++j) {
+        acc = V::fma(V::broadcast(vr + j * dim + d0), V::load(tiles::F32{}, st + (j0 + j) * W), acc);
+      }
+      V::store(ot + d0 * W, acc);
+    }
+  }
+}
+
+template <class V, class T>
+void tile(const AttentionTile& t, const void* keys, const void* values, int64_t dim, float scale, float* scratch) {
+  constexpr int W = V::kWidth;
+  int64_t slots = 0;
+  for (int v = 0; v < t.count; ++v) {
+    slots = t.slots[v] > slots ? t.slots[v] : slots;
+  }
+  float* const qt = scratch;            // [dim][W]: the queries, scaled, transposed
+  float* const st = qt + dim * W;       // [slots][W]: scores, then weights
+  float* const ot = st + slots * W;     // [dim][W]: the outputs, transposed
+  float* const widened = ot + dim * W;  // [kTileSlotBlock][dim]
+  for (int v = 0; v < W; ++v) {
+    for (int64_t d = 0; d < dim; ++d) {
+      qt[d * W + v] = v < t.count ? t.q[v][d] * scale : 0.0f;
+    }
+  }
+  tile_scores<V, T>(qt, keys, slots, dim, st, widened);
+  alignas(64) float sums[W];
+  V::store(sums, tile_softmax<V>(t, slots, st));
+  tile_outputs<V, T>(st, values, slots, dim, ot, widened);
+  for (int v = 0; v < t.count; ++v) {
+    float* out = t.out[v];
+    const float inverse = t.slots[v] > 0 ? 1.0f / sums[v] : 0.0f;  // a padding row's output is zeros
+    for (int64_t d = 0; d < dim; ++d) {
+      out[d] = ot[d * W + v] * inverse;
+    }
+  }
+}
+
+template <class V>
+void tile_any(const AttentionTile& t, const void* keys, const void* values, DType cache_dtype, int64_t dim, float scale,
+              float* scratch) {
+  if (cache_dtype == DType::kF16) {
+    tile<V, tiles::F16>(t, keys, values, dim, scale, scratch);
+  } else {
+    tile<V, tiles::F32>(t, keys, values, dim, scale, scratch);
+  }
+}
+
 template <class V>
 void scores_any(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows, int64_t dim,
                 float scale, float* out, int64_t stride) {

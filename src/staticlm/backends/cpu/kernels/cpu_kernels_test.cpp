@@ -452,9 +452,24 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
   }
   std::mt19937 rng(25);
+  // Chunk rows from `first` on, after `padding` padding rows.
+  const auto chunk = [](int64_t padding, int64_t first, int64_t rows) {
+    std::vector<int64_t> positions(static_cast<size_t>(padding), -1);
+    for (int64_t r = 0; r < rows; ++r) {
+      positions.push_back(first + r);
+    }
+    return positions;
+  };
   // Head dims below, at and off the vector widths; grouped and ungrouped heads; a decode row late
   // in the cache; a left-padded chunk; f32 and f16 caches; slot counts off the score blocks.
   const std::vector<AttentionCase> cases = {
+      // Chunks of many tiles (a tile holds one register's width of query vectors): slots past
+      // one block of 64 rows, a tile's queries at different positions, padding rows in tiles,
+      // a partial last tile, head dims off the 8 kept in registers.
+      {DType::kF32, 40, 9, 3, 100, 64, chunk(0, 60, 40)},
+      {DType::kF16, 33, 8, 2, 80, 20, chunk(5, 0, 28)},
+      {DType::kF32, 17, 32, 8, 40, 64, chunk(0, 0, 17)},
+      {DType::kF16, 23, 6, 6, 150, 70, chunk(3, 120, 20)},
       {DType::kF32, 1, 9, 3, 64, 64, {40}},
       {DType::kF16, 1, 4, 4, 16, 20, {15}},
       {DType::kF32, 5, 6, 2, 12, 37, {-1, -1, 2, 3, 4}},

@@ -88,11 +88,11 @@ Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
                     attention_factory({cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
-                                       cpu::attention_softmax_avx512})}));
+                                       cpu::attention_softmax_avx512, cpu::attention_tile_avx512, 16})}));
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
-                    attention_factory(
-                        {cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2, cpu::attention_softmax_avx2})}));
+                    attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2,
+                                       cpu::attention_softmax_avx2, cpu::attention_tile_avx2, 8})}));
   // The elementwise and row ops, each under "cpu.<isa>.<op>".
   struct ElementwiseOp {
     OpKind op;
