@@ -112,19 +112,26 @@ class QkvRopeCacheKernel final : public Kernel {
       run_row(ops, q_heads, row_positions[0], table, caches, context);
       return ok_status();
     }
+    // Heads that do not divide among the threads are cut into slices of rows, as the linear
+    // kernels cut their items (SmolLM: 15 heads, 8 / 7 over two threads).
+    const int threads = context.thread_pool->num_threads();
+    const int64_t slices = call.x_quantized == nullptr ? row_slices(heads, call.rows, threads) : 1;
+    const int64_t items = heads * slices;
     context.thread_pool->parallel_for(
-        heads,
-        items_per_range(heads, call.rows, call.rows * ops[kQ].inner * cache_.head_dim,
-                        context.thread_pool->num_threads()),
+        items, items_per_range(items, call.rows, call.rows / slices * ops[kQ].inner * cache_.head_dim, threads),
         [&](int64_t begin, int64_t end) {
           thread_local std::vector<float> storage;
           storage.resize(static_cast<size_t>(call.rows * cache_.head_dim + kLineFloats));
           const auto address = reinterpret_cast<uintptr_t>(storage.data());
           float* buffer = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
-          for (int64_t head = begin; head < end; ++head) {
+          for (int64_t item = begin; item < end; ++item) {
+            const int64_t head = item / slices;
             const Projection p = head < q_heads ? kQ : head < q_heads + cache_.kv_heads ? kK : kV;
             const int64_t h = p == kQ ? head : (head - q_heads) % cache_.kv_heads;
-            run_head(ops[static_cast<size_t>(p)], p, h, call, row_positions, table, buffer, caches[p]);
+            const int64_t first = slice_start(call.rows, slices, item % slices);
+            const int64_t count = slice_start(call.rows, slices, item % slices + 1) - first;
+            run_head(row_span(ops[static_cast<size_t>(p)], first, count), p, h, first, row_positions, table, buffer,
+                     caches[p]);
           }
         });
     return ok_status();
@@ -190,7 +197,8 @@ class QkvRopeCacheKernel final : public Kernel {
     }
   }
 
-  void run_head(const LinearOperands& op, Projection p, int64_t h, const CallRows& call,
+  // Head h of projection p over op's rows, which are the call's from `first_row` on.
+  void run_head(const LinearOperands& op, Projection p, int64_t h, int64_t first_row,
                 std::span<const int64_t> positions, const AngleTable& table, float* buffer, void* cache) const {
     const int64_t dim = cache_.head_dim;
     const int64_t first = h * dim;
@@ -202,8 +210,9 @@ class QkvRopeCacheKernel final : public Kernel {
     } else {
       columns_fn_(column_span(op, first, dim, buffer), 0, dim, thread_scratch());
     }
-    for (int64_t r = 0; r < call.rows; ++r) {
-      finish_row(op, p, h, out + r * stride, positions[static_cast<size_t>(r)], table, r, cache);
+    for (int64_t r = 0; r < op.rows; ++r) {
+      const int64_t row = first_row + r;
+      finish_row(op, p, h, out + r * stride, positions[static_cast<size_t>(row)], table, row, cache);
     }
   }
 

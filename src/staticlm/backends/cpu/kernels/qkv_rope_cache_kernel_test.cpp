@@ -140,10 +140,17 @@ TEST_P(CpuQkvTest, QkvRopeCacheMatchesThePortableOne) {
       {DType::kF32, DType::kF16, 7, 45, 6, 2, 64, true, {-1, -1, 2, 3, 4, 5, 6}},
       {DType::kBF16, DType::kF32, 9, 64, 2, 1, 128, false, {0, 1, 2, 3, 4, 5, 6, 7, 8}},
       {DType::kF32, DType::kF32, 36, 33, 2, 1, 32, true, std::vector<int64_t>(36, 3)},
+      // An odd number of heads over a chunk: each head cut into slices of rows (every real row
+      // its own slot, so the order of the writes cannot matter).
+      {DType::kF32, DType::kF16, 30, 40, 3, 1, 32, true, std::vector<int64_t>(30, -1)},
+      {DType::kBF16, DType::kF32, 26, 64, 5, 2, 32, false, std::vector<int64_t>(26, -1)},
   };
   for (QkvCase c : cases) {
     if (c.rows == 36) {
       for (int64_t r = 0; r < c.rows; ++r) c.positions[static_cast<size_t>(r)] = r % 13 - 1;  // some padding
+    }
+    if (c.rows == 30 || c.rows == 26) {  // padding, then slots 0-12
+      for (int64_t r = c.rows - 13; r < c.rows; ++r) c.positions[static_cast<size_t>(r)] = r - (c.rows - 13);
     }
     SCOPED_TRACE(testing::Message() << dtype_name(c.weight) << " weights, " << dtype_name(c.cache) << " caches, rows "
                                     << c.rows << ", heads " << c.q_heads << "/" << c.kv_heads << " x " << c.head_dim
