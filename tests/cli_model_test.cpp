@@ -98,6 +98,19 @@ TEST_F(CliModelTest, InspectListsEveryMatrixWithItsFormat) {
   EXPECT_EQ(read_by["cpu/model.layers.0.mlp.down_proj.weight.panel32"], R"(["linear_add"])");
   EXPECT_EQ(read_by["cpu/model.layers.0.mlp.gate_proj.weight.panel32"], R"(["swiglu_linear"])");
   EXPECT_EQ(read_by["cpu/model.embed_tokens.weight.panel32"], R"(["embedding","linear"])");  // tied
+  // Every matrix multiplies a whole prefill chunk of 8 rows, the head included (logits of every
+  // position); with the last position's logits only, the head multiplies one row.
+  for (const nlohmann::json& matrix : matrices) {
+    EXPECT_EQ(matrix["rows"], 8) << matrix.dump();
+  }
+  const std::string last = test_temp_path("llama3_last_logits_matrices.slm");
+  ASSERT_EQ(
+      run_cli("export " + ref_.dir + " -o " + last + " --prefill-len 8 --max-cache-len 64 --logits last").exit_code, 0);
+  auto last_inspect = run_cli("inspect " + last + " --json");
+  ASSERT_EQ(last_inspect.exit_code, 0) << last_inspect.err;
+  for (const nlohmann::json& matrix : nlohmann::json::parse(last_inspect.out)["matrices"]) {
+    EXPECT_EQ(matrix["rows"], matrix["name"] == "cpu/model.embed_tokens.weight.panel32" ? 1 : 8) << matrix.dump();
+  }
 
   const std::string portable = test_temp_path("llama3_portable_matrices.slm");
   ASSERT_EQ(run_cli("export " + ref_.dir + " -o " + portable + " --prefill-len 8 --max-cache-len 64 --backend none")
@@ -230,6 +243,31 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
   EXPECT_GT(doc["fma_peak_gflops"].get<double>(), 0.0);
   EXPECT_EQ(doc["prefill"]["tokens"], 12);
   EXPECT_GT(doc["prefill"]["tokens_per_s"].get<double>(), 0.0);
+  // The prefill's multiply-adds per token: every matrix element once per row it multiplies (this
+  // program keeps every position's logits, so its head multiplies every row too).
+  double multiply_adds = 0.0;
+  for (const nlohmann::json& matrix : layout["matrices"]) {
+    if (matrix["read_by"] != nlohmann::json::array({"embedding"})) {
+      multiply_adds += matrix["shape"][0].get<double>() * matrix["shape"][1].get<double>();
+    }
+  }
+  EXPECT_DOUBLE_EQ(doc["prefill"]["multiply_adds_per_token"].get<double>(), multiply_adds);
+  // With the last position's logits only, the head multiplies one row per chunk: 12 tokens are
+  // two chunks of 8, so it counts 2 / 12 of its elements per token.
+  const std::string last = test_temp_path("llama3_last_logits_bench.slm");
+  ASSERT_EQ(
+      run_cli("export " + ref_.dir + " -o " + last + " --prefill-len 8 --max-cache-len 64 --logits last").exit_code, 0);
+  auto last_run = run_cli("bench " + last + " -p 12 -n 2 -r 1 -t 2 --probe-mib 8 --json");
+  ASSERT_EQ(last_run.exit_code, 0) << last_run.err;
+  double head = 0.0;
+  for (const nlohmann::json& matrix : layout["matrices"]) {
+    if (matrix["name"] == "cpu/model.embed_tokens.weight.panel32") {
+      head = matrix["shape"][0].get<double>() * matrix["shape"][1].get<double>();
+    }
+  }
+  ASSERT_GT(head, 0.0);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(last_run.out)["prefill"]["multiply_adds_per_token"].get<double>(),
+                   multiply_adds - head + head * 2.0 / 12.0);
   EXPECT_EQ(doc["decode"]["tokens"], 5);
   const double fraction = doc["decode"]["roofline_fraction"].get<double>();
   EXPECT_GT(fraction, 0.0);

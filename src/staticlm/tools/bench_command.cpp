@@ -72,13 +72,23 @@ std::vector<int32_t> bench_prompt(int64_t length, int64_t vocab_size) {
   return ids;
 }
 
-// What a decode step reads and computes: every constant and named data byte but the tables only
-// gathered (an untied embedding reads one row per token), and one multiply-add per element of
-// every matrix a linear kind reads (the formats those are stored in, the largest first).
+// What a decode step reads and a prefill computes: every constant and named data byte but the
+// tables only gathered (an untied embedding reads one row per token; the formats the rest are
+// stored in, the largest first), and one multiply-add per element of every matrix a linear kind
+// reads, per row it multiplies: every token's row for the layers' matrices, the chunk's last row
+// only for a head that keeps the last row's logits.
 struct StepWeights {
   uint64_t bytes = 0;
-  double multiply_adds = 0.0;
+  double row_multiply_adds = 0.0;    // per prompt token: matrices applied to every row of a chunk
+  double chunk_multiply_adds = 0.0;  // per chunk: matrices applied to fewer rows (the head)
+  int64_t chunk_rows = 0;
   std::string formats;
+
+  // Multiply-adds of a prefill of `tokens` tokens.
+  double prefill_multiply_adds(int64_t tokens) const {
+    const int64_t chunks = chunk_rows > 0 ? (tokens + chunk_rows - 1) / chunk_rows : 0;
+    return row_multiply_adds * static_cast<double>(tokens) + chunk_multiply_adds * static_cast<double>(chunks);
+  }
 };
 
 StepWeights step_weights(const ProgramFile& file) {
@@ -95,12 +105,23 @@ StepWeights step_weights(const ProgramFile& file) {
     }
   }
   std::map<std::string, uint64_t> by_format;
-  for (const ProgramMatrix& matrix : program_matrices(file)) {
+  const std::vector<ProgramMatrix> matrices = program_matrices(file);
+  for (const ProgramMatrix& matrix : matrices) {
+    if (!matrix.gathered_only()) {
+      step.chunk_rows = std::max(step.chunk_rows, matrix.rows);
+    }
+  }
+  for (const ProgramMatrix& matrix : matrices) {
     if (matrix.gathered_only()) {
       step.bytes -= std::min(step.bytes, matrix.bytes);
       continue;
     }
-    step.multiply_adds += static_cast<double>(num_elements(matrix.shape));
+    const auto elements = static_cast<double>(num_elements(matrix.shape));
+    if (matrix.rows == step.chunk_rows) {
+      step.row_multiply_adds += elements;
+    } else {
+      step.chunk_multiply_adds += elements * static_cast<double>(matrix.rows);
+    }
     by_format[matrix.format] += matrix.bytes;
   }
   std::vector<std::pair<uint64_t, std::string>> ordered;
@@ -196,9 +217,9 @@ Status run_bench(const BenchArgs& args) {
   const uint64_t bytes = step.bytes;
   const double roofline_seconds = static_cast<double>(bytes) / bandwidth;
   const double token_seconds = 1.0 / tg.mean;
-  // Two flops per matrix element per token: every element a linear reads is one multiply-add
-  // (attention's own flops are left out).
-  const double flops_per_token = 2.0 * step.multiply_adds;
+  // Two flops per multiply-add a linear does (attention's own flops are left out).
+  const double flops_per_token =
+      2.0 * step.prefill_multiply_adds(args.prompt_tokens) / static_cast<double>(args.prompt_tokens);
   const double barriers_per_token =
       decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
 
@@ -214,6 +235,7 @@ Status run_bench(const BenchArgs& args) {
        {{"tokens", args.prompt_tokens},
         {"tokens_per_s", pp.mean},
         {"sd", pp.sd},
+        {"multiply_adds_per_token", flops_per_token / 2.0},
         {"fma_peak_fraction", pp.mean * flops_per_token / fma_peak}}},
       {"decode",
        {{"tokens", args.decode_tokens},

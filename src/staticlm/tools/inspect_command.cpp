@@ -96,7 +96,8 @@ json matrices_json(const ProgramFile& file) {
                     {"format", matrix.format},
                     {"bytes", matrix.bytes},
                     {"bits_per_weight", matrix.bits_per_weight()},
-                    {"read_by", matrix.read_by}});
+                    {"read_by", matrix.read_by},
+                    {"rows", matrix.rows}});
   }
   return list;
 }

@@ -65,6 +65,12 @@ void add_matrices(const fb::Program& program, const MethodSpec& method,
       if (std::find(entry.read_by.begin(), entry.read_by.end(), call->op) == entry.read_by.end()) {
         entry.read_by.push_back(call->op);
       }
+      // Every linear kind takes x first, [..., K].
+      const int32_t x = call->inputs.empty() ? -1 : call->inputs[0];
+      if (*op != OpKind::kEmbedding && x >= 0 && static_cast<size_t>(x) < method.values.size() &&
+          entry.shape.size() == 2 && entry.shape[1] > 0) {
+        entry.rows = std::max(entry.rows, num_elements(method.values[static_cast<size_t>(x)].shape) / entry.shape[1]);
+      }
     }
   }
 }

@@ -20,6 +20,9 @@ struct ProgramMatrix {
   std::string format;                // f32, bf16, q8_0, int8_g32, ...
   uint64_t bytes = 0;                // as stored
   std::vector<std::string> read_by;  // op names, in first-read order
+  // The most rows of x any call multiplies it by: a prefill chunk's for the layers' matrices, 1
+  // for a head that computes only the last row's logits.
+  int64_t rows = 0;
 
   double bits_per_weight() const;
   // Whether only embeddings read it: a gather touches one row per token, not the matrix.
