@@ -72,7 +72,8 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},
       {DType::kF32, 32, 512, 64, false},
-      // Every remainder of the micro-kernel's row blocks (6 rows AVX-512, 2 AVX2) as one block.
+      // Every remainder of the micro-kernel's row blocks (6 rows AVX-512, 2 AVX2) as one block,
+      // or (AVX-512, from 20 rows) blocks of 5 and 6 that cover the rows exactly.
       {DType::kF32, 35, 70, 40, false},
       {DType::kF32, 37, 33, 32, true},
       {DType::kF16, 34, 20, 31, false},

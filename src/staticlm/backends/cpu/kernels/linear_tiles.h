@@ -325,6 +325,21 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
 template <class V, int PANELS>
 inline constexpr int kBlockRows = PANELS == 1 ? V::kPanelRows : V::kPairRows;
 
+// How many blocks of one row fewer the rows start with, so that blocks of both sizes cover them
+// exactly: from 20 rows on (AVX-512) any count. The one row fewer runs at the full block's rate,
+// where a remainder block (a 128-row chunk in blocks of 6 left 2 rows) ran at well under half of
+// it. 0 where the rows are a multiple of the block, too few, or the block is too small to shrink.
+template <class V, int PANELS>
+int64_t short_blocks(int64_t rows) {
+  constexpr int kRows = kBlockRows<V, PANELS>;
+  if constexpr (kRows < 3) {
+    return 0;
+  } else {
+    const int64_t count = (kRows - rows % kRows) % kRows;  // each short block takes one row off
+    return count * (kRows - 1) <= rows ? count : 0;
+  }
+}
+
 // Rows [m, rows), fewer than a block, in one block of exactly that many: row by row, each would
 // reread the whole block.
 template <class V, int PANELS, int ROWS = 1>
@@ -361,14 +376,22 @@ void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
     const int64_t next_k = last ? 0 : k0 + kb;
     const int64_t next_kb = op.inner - next_k < kPackedInnerBlock ? op.inner - next_k : kPackedInnerBlock;
     const int64_t next_lines = (next_kb * kPanelColumns * kElemBytes + 63) / 64;
-    const int64_t full_blocks = op.rows / kRows > 0 ? op.rows / kRows : 1;
-    const int64_t per_block = (next_lines + full_blocks - 1) / full_blocks;
+    const int64_t short_count = short_blocks<V, PANELS>(op.rows);
+    const int64_t blocks_of_rows = short_count + (op.rows - short_count * (kRows - 1)) / kRows;
+    const int64_t per_block = (next_lines + blocks_of_rows - 1) / (blocks_of_rows > 0 ? blocks_of_rows : 1);
     BlockPrefetch<PANELS> prefetch;
     for (int i = 0; i < PANELS; ++i) {
       prefetch.stream[i] = reinterpret_cast<const char*>(panel_data<T>(op, (last ? p + PANELS : p) + i)) +
                            next_k * kPanelColumns * kElemBytes;
     }
     int64_t m = 0;
+    if constexpr (kRows >= 3) {
+      for (int64_t b = 0; b < short_count; ++b, m += kRows - 1) {
+        prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
+        panel_rows<V, kRows - 1, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+        prefetch.from += prefetch.lines;
+      }
+    }
     for (; m + kRows <= op.rows; m += kRows) {
       prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
       panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
