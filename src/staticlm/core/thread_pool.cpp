@@ -70,9 +70,10 @@ void ThreadPool::run_chunks(uint32_t tag) {
       continue;  // `word` now holds the current value
     }
     const auto chunk_index = static_cast<int64_t>(claim_next(word));
-    const int64_t begin = chunk_index * chunk_;
+    const bool big = chunk_index < big_chunks_;
+    const int64_t begin = big ? chunk_index * chunk_ : big_chunks_ * chunk_ + (chunk_index - big_chunks_) * tail_chunk_;
     // Written so that no intermediate exceeds the count, which may be close to INT64_MAX.
-    const int64_t end = begin + std::min(chunk_, count_ - begin);
+    const int64_t end = begin + std::min(big ? chunk_ : tail_chunk_, count_ - begin);
     (*body_)(begin, end);
     finished_.fetch_add(1, std::memory_order_release);
     word = claim_.load(std::memory_order_acquire);
@@ -125,13 +126,26 @@ void ThreadPool::parallel_for(int64_t count, int64_t min_chunk, const std::funct
     body(0, count);
     return;
   }
-  // A few chunks per thread balance uneven work without much scheduling overhead; at most
-  // 4 * kMaxThreads + 1 chunks, which the claim word's 16 bits hold.
+  // A few chunks per thread balance uneven work without much scheduling overhead. The last
+  // threads x chunk elements go in chunks a quarter as long, so the thread that claims the last
+  // one keeps the others waiting for less: a prefill's GEMM items are long (SmolLM's swiglu_linear:
+  // 24 of about 50 us each, claimed 3 at a time), and the waits at their ends were 3-10% of
+  // those ops. At most 3 * threads big chunks and 4 * threads + 4 short ones, which the claim
+  // word's 16 bits hold.
   const int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));
-  const int64_t chunks = ceil_div(count, chunk);
+  int64_t big_chunks = ceil_div(count, chunk);
+  int64_t tail_chunk = chunk;
+  int64_t chunks = big_chunks;
+  if (count / chunk > 2 * threads) {  // so threads * chunk < count / 2: no overflow below
+    big_chunks = (count - threads * chunk) / chunk;
+    tail_chunk = std::max(min_chunk, ceil_div(chunk, 4));
+    chunks = big_chunks + ceil_div(count - big_chunks * chunk, tail_chunk);
+  }
   body_ = &body;
   count_ = count;
   chunk_ = chunk;
+  big_chunks_ = big_chunks;
+  tail_chunk_ = tail_chunk;
   finished_.store(0, std::memory_order_relaxed);
   // Tag 0 is what a fresh worker has seen; skip it when the counter wraps.
   last_tag_ = last_tag_ == UINT32_MAX ? 1 : last_tag_ + 1;

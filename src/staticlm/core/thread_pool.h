@@ -57,8 +57,10 @@ class ThreadPool {
   // only after it claimed a chunk (so never while being rewritten: the next job waits for every
   // claimed chunk to finish).
   const std::function<void(int64_t, int64_t)>* body_ = nullptr;
-  int64_t count_ = 0;  // the range [0, count)
-  int64_t chunk_ = 0;  // elements per chunk
+  int64_t count_ = 0;       // the range [0, count)
+  int64_t chunk_ = 0;       // elements per chunk of the first chunks
+  int64_t big_chunks_ = 0;  // how many of those; the rest are tail_chunk_ long
+  int64_t tail_chunk_ = 0;
   // The claim word: job tag (32 bits) | next chunk (16) | chunks (16). A worker holding an old
   // tag fails its compare-and-swap, so it never runs a chunk of a job it did not see published.
   alignas(64) std::atomic<uint64_t> claim_{0};

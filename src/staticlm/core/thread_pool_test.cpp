@@ -112,6 +112,32 @@ TEST(ThreadPoolTest, SingleThreadRunsInlineAsOneChunk) {
   EXPECT_EQ(ids, (std::set<std::thread::id>{std::this_thread::get_id()}));
 }
 
+// The work at the end of a range goes in shorter chunks, so that the thread claiming the last
+// one does not keep the others waiting for a whole chunk.
+TEST(ThreadPoolTest, TheLastChunksAreAQuarterAsLong) {
+  for (int threads : {2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t count : {int64_t{96}, int64_t{1000}, int64_t{12345}}) {
+      SCOPED_TRACE(testing::Message() << "threads " << threads << " count " << count);
+      RangeRecorder recorder;
+      pool.parallel_for(count, 1, [&](int64_t begin, int64_t end) { recorder.record(begin, end); });
+      const std::vector<Range> ranges = recorder.sorted();
+      expect_tiling(ranges, count, 1);
+      const int64_t chunk = (count + threads * 4 - 1) / (threads * 4);
+      EXPECT_EQ(ranges.front().second - ranges.front().first, chunk);
+      int64_t short_items = 0;
+      for (const Range& range : ranges) {
+        if (range.second - range.first <= (chunk + 3) / 4) {
+          short_items += range.second - range.first;
+        }
+      }
+      // At least the last threads x chunk items, at most those plus what did not fill a chunk.
+      EXPECT_GE(short_items, std::min(count, threads * chunk));
+      EXPECT_LT(short_items, (threads + 1) * chunk);
+    }
+  }
+}
+
 TEST(ThreadPoolTest, SumOverAMillionElements) {
   constexpr int64_t kCount = 1'000'000;
   std::vector<int64_t> values(kCount);
