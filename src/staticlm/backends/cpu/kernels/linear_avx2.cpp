@@ -1,5 +1,6 @@
 // The linear panels for AVX2 with FMA and F16C: 8 floats per register, a 32-column panel in
-// four; GEMM micro-kernels of 2 rows x 32 columns (8 accumulators of the 16 registers).
+// four; GEMM micro-kernels of 6 rows x 16 columns, two per panel (12 accumulators of the 16
+// registers).
 #include <immintrin.h>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"

@@ -4,7 +4,8 @@
 // Include it only there, after the pragma and inside no namespace.
 //
 // V provides: Reg, kWidth (floats per Reg), kPanelRows (rows of the GEMM micro-kernel over one
-// panel), kPairRows (rows of the one over two panels at once; 0: too few registers), zero(),
+// panel), kPanelPasses (how many passes over a panel's columns that micro-kernel makes), kPairRows
+// (rows of the one over two panels at once; 0: too few registers), zero(),
 // fma(a, b, c) = a * b + c, add(a, b), broadcast(p) (*p in every lane), store(p, r), load(T{}, p)
 // for T in F32 / F16 / Bf16 (kWidth elements widened to f32), and pair_lo(p) / pair_hi(p) (the
 // even / odd bf16 of kWidth consecutive 32-bit pairs, widened). Loops over registers carry
@@ -247,36 +248,32 @@ inline constexpr int64_t kPrefetchEvery = 4;
 // columns each) and one broadcast x value per row feed ROWS x PANELS x kPanelRegs accumulators,
 // with no horizontal sums. Two panels at once give each broadcast twice the multiply-adds (on
 // an Intel Xeon the single-panel kernel ran at about 0.7 of the FMA peak even with everything in
-// L1, the two-panel one at 0.8). Partial sums of earlier K blocks are read back from `out`.
-// Only a single panel may be partial (fewer than 32 columns).
+// L1, the two-panel one at 0.8). A single panel may go in V::kPanelPasses passes over its
+// columns, each with its own accumulators: AVX2's 16 registers hold 2 rows x 32 columns but
+// 6 rows x 16, whose 12 accumulators hide the multiply-add latency and whose 8 loads per 12
+// multiply-adds leave the load ports room (0.69 -> 0.8 of the FMA peak on an AMD Zen 2).
+// Partial sums of earlier K blocks are read back from `out`. Only a single panel may be partial
+// (fewer than 32 columns).
 template <class V, int ROWS, int PANELS>
 void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0, int64_t n0, int64_t k0, int64_t kb,
                 const BlockPrefetch<PANELS>& prefetch = {}) {
-  constexpr int kRegs = PANELS * kPanelRegs<V>;
+  constexpr int kPasses = PANELS == 1 ? V::kPanelPasses : 1;
+  constexpr int kRegs = PANELS * kPanelRegs<V> / kPasses;
   constexpr int64_t kColumns = PANELS * kPanelColumns;
   const int64_t cols = op.columns - n0 < kColumns ? op.columns - n0 : kColumns;
   const bool full = cols == kColumns;
-  typename V::Reg acc[ROWS][kRegs];
-  alignas(64) float partial[kColumns];
+  // A partial panel's rows go through a zero-padded copy, so every pass reads and writes whole
+  // registers.
+  alignas(64) float partial[ROWS][kColumns];
+  float* rows[ROWS];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
-    float* out = op.out + (m0 + r) * op.columns + n0;
-#pragma GCC unroll 16
-    for (int c = 0; c < kRegs; ++c) {
-      acc[r][c] = V::zero();
-    }
-    if (k0 == 0) {
-      continue;
-    }
+    rows[r] = op.out + (m0 + r) * op.columns + n0;
     if (!full) {
       for (int64_t j = 0; j < kColumns; ++j) {
-        partial[j] = j < cols ? out[j] : 0.0f;
+        partial[r][j] = k0 > 0 && j < cols ? rows[r][j] : 0.0f;
       }
-      out = partial;
-    }
-#pragma GCC unroll 16
-    for (int c = 0; c < kRegs; ++c) {
-      acc[r][c] = V::load(F32{}, out + c * V::kWidth);
+      rows[r] = partial[r];
     }
   }
   const float* x[ROWS];
@@ -284,38 +281,53 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
   for (int r = 0; r < ROWS; ++r) {
     x[r] = op.x + (m0 + r) * op.inner + k0;
   }
-  for (int64_t k = 0; k < kb; ++k) {
-    if (k % kPrefetchEvery == 0 && k / kPrefetchEvery < prefetch.lines) {
-#pragma GCC unroll 4
-      for (int i = 0; i < PANELS; ++i) {
-        __builtin_prefetch(prefetch.stream[i] + (prefetch.from + k / kPrefetchEvery) * 64, 0, 3);
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const int64_t c0 = pass * kRegs * V::kWidth;
+    typename V::Reg acc[ROWS][kRegs];
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs; ++c) {
+        acc[r][c] = k0 == 0 ? V::zero() : V::load(F32{}, rows[r] + c0 + c * V::kWidth);
       }
     }
-    typename V::Reg w[kRegs];
+    for (int64_t k = 0; k < kb; ++k) {
+      // The passes share the block's lines to ask for: pass p takes every kPasses-th.
+      const int64_t line = k / kPrefetchEvery * kPasses + pass;
+      if (k % kPrefetchEvery == 0 && line < prefetch.lines) {
+#pragma GCC unroll 4
+        for (int i = 0; i < PANELS; ++i) {
+          __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
+        }
+      }
+      typename V::Reg w[kRegs];
 #pragma GCC unroll 16
-    for (int c = 0; c < kRegs; ++c) {
-      w[c] = V::load(F32{}, blocks[c / kPanelRegs<V>] + k * kPanelColumns + c % kPanelRegs<V> * V::kWidth);
+      for (int c = 0; c < kRegs; ++c) {
+        const int64_t column = c0 + c * V::kWidth;
+        w[c] = V::load(F32{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < ROWS; ++r) {
+        const typename V::Reg b = V::broadcast(x[r] + k);
+#pragma GCC unroll 16
+        for (int c = 0; c < kRegs; ++c) {
+          acc[r][c] = V::fma(b, w[c], acc[r][c]);
+        }
+      }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const typename V::Reg b = V::broadcast(x[r] + k);
 #pragma GCC unroll 16
       for (int c = 0; c < kRegs; ++c) {
-        acc[r][c] = V::fma(b, w[c], acc[r][c]);
+        V::store(rows[r] + c0 + c * V::kWidth, acc[r][c]);
       }
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    float* out = op.out + (m0 + r) * op.columns + n0;
-    float* target = full ? out : partial;
-#pragma GCC unroll 16
-    for (int c = 0; c < kRegs; ++c) {
-      V::store(target + c * V::kWidth, acc[r][c]);
-    }
-    if (!full) {
+  if (!full) {
+    for (int r = 0; r < ROWS; ++r) {
+      float* out = op.out + (m0 + r) * op.columns + n0;
       for (int64_t j = 0; j < cols; ++j) {
-        out[j] = partial[j];
+        out[j] = partial[r][j];
       }
     }
   }

@@ -29,8 +29,9 @@ struct Avx2 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
   }
 
-  static constexpr int kPanelRows = 2;  // 2 x 4 accumulators: 32 columns in 16 registers
-  static constexpr int kPairRows = 0;   // two panels would need more than 16 registers
+  static constexpr int kPanelRows = 6;    // 6 x 2 accumulators over half a panel ...
+  static constexpr int kPanelPasses = 2;  // ... then over the other half
+  static constexpr int kPairRows = 0;     // two panels would need more than 16 registers
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
