@@ -53,6 +53,8 @@ STATICLM_BENCH_CASE(decode_f16_avx512, decode_shapes, run_attention, DType::kF16
 STATICLM_BENCH_CASE(decode_f32_portable, decode_shapes, run_attention, DType::kF32, "portable");
 STATICLM_BENCH_CASE(prefill_f32_avx512, prefill_shapes, run_attention, DType::kF32, "avx512");
 STATICLM_BENCH_CASE(prefill_f16_avx512, prefill_shapes, run_attention, DType::kF16, "avx512");
+STATICLM_BENCH_CASE(prefill_f32_avx2, prefill_shapes, run_attention, DType::kF32, "avx2");
+STATICLM_BENCH_CASE(prefill_f16_avx2, prefill_shapes, run_attention, DType::kF16, "avx2");
 
 }  // namespace
 }  // namespace staticlm

@@ -11,6 +11,8 @@
 
 namespace staticlm::cpu {
 
+static_assert(attention::kTileQueries<simd::Avx2> == kTileQueriesAvx2);
+
 void attention_scores_avx2(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
                            int64_t dim, float scale, float* scores, int64_t stride) {
   attention::scores_any<simd::Avx2>(q, group, keys, cache_dtype, rows, dim, scale, scores, stride);

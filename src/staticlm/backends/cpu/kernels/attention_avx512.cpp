@@ -15,6 +15,8 @@
 
 namespace staticlm::cpu {
 
+static_assert(attention::kTileQueries<simd::Avx512> == kTileQueriesAvx512);
+
 void attention_scores_avx512(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
                              int64_t dim, float scale, float* scores, int64_t stride) {
   attention::scores_any<simd::Avx512>(q, group, keys, cache_dtype, rows, dim, scale, scores, stride);

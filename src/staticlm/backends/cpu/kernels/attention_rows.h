@@ -10,9 +10,13 @@
 
 namespace staticlm::cpu {
 
-// A prefill tile: up to kWidth query vectors of one kv head (several rows, each with the group's
-// query heads), each with its own count of slots (position + 1; 0 for a padding row).
+// Query vectors per tile of each ISA's attention_tile (its ISA file checks it).
+inline constexpr int kTileQueriesAvx512 = 16;
+inline constexpr int kTileQueriesAvx2 = 16;
 inline constexpr int kMaxTileQueries = 16;
+
+// A prefill tile: up to kMaxTileQueries query vectors of one kv head (several rows, each with the
+// group's query heads), each with its own count of slots (position + 1; 0 for a padding row).
 struct AttentionTile {
   const float* q[kMaxTileQueries] = {};
   float* out[kMaxTileQueries] = {};
@@ -44,7 +48,7 @@ struct AttentionRowFns {
   // against every query's weights. `scratch` holds attention_tile_scratch floats.
   void (*tile)(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype, int64_t dim,
                float scale, float* scratch) = nullptr;
-  // Query vectors per tile (the ISA's floats per register).
+  // Query vectors per tile (kTileQueriesAvx512 / kTileQueriesAvx2).
   int tile_queries = 0;
 };
 

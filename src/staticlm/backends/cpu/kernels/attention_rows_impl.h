@@ -184,78 +184,118 @@ const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, 
   }
 }
 
-// Slots (scores) or dimensions (outputs) a tile keeps in registers at once.
-inline constexpr int kTileSteps = 8;
+// A tile's queries: V::kTileRegs registers of them, kTileQueries in all. AVX2 takes two registers
+// (16 queries, as AVX-512's one): each key or value element then feeds two multiply-adds, and a
+// group's K / V rows are read once per 16 queries instead of 8.
+template <class V>
+inline constexpr int kTileQueries = V::kTileRegs* V::kWidth;
+
+// Slots (scores) or dimensions (outputs) a tile keeps in registers at once: 8 x 1 or 6 x 2
+// accumulators, beside the queries' registers and a broadcast.
+template <class V>
+inline constexpr int kTileSteps = V::kTileRegs == 1 ? 8 : 6;
 
 // st[j][v] = qt[.][v] . keys[j] for j < slots: each key element broadcast against every query.
 template <class V, class T>
 void tile_scores(const float* qt, const void* keys, int64_t slots, int64_t dim, float* st, float* widened) {
   using Reg = typename V::Reg;
   constexpr int W = V::kWidth;
+  constexpr int R = V::kTileRegs;
+  constexpr int Q = kTileQueries<V>;
+  constexpr int S = kTileSteps<V>;
   for (int64_t j0 = 0; j0 < slots; j0 += kTileSlotBlock) {
     const int64_t nb = slots - j0 < kTileSlotBlock ? slots - j0 : kTileSlotBlock;
     const float* k = rows_f32<V, T>(keys, j0, nb, dim, widened);
     int64_t j = 0;
-    for (; j + kTileSteps <= nb; j += kTileSteps) {
-      Reg acc[kTileSteps];
+    for (; j + S <= nb; j += S) {
+      Reg acc[S][R];
 #pragma GCC unroll 16
-      for (int s = 0; s < kTileSteps; ++s) {
-        acc[s] = V::zero();
+      for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          acc[s][r] = V::zero();
+        }
       }
       for (int64_t d = 0; d < dim; ++d) {
-        const Reg qv = V::load(tiles::F32{}, qt + d * W);
+        Reg qv[R];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          qv[r] = V::load(tiles::F32{}, qt + d * Q + r * W);
+        }
 #pragma GCC unroll 16
-        for (int s = 0; s < kTileSteps; ++s) {
-          acc[s] = V::fma(V::broadcast(k + (j + s) * dim + d), qv, acc[s]);
+        for (int s = 0; s < S; ++s) {
+          const Reg b = V::broadcast(k + (j + s) * dim + d);
+#pragma GCC unroll 4
+          for (int r = 0; r < R; ++r) {
+            acc[s][r] = V::fma(b, qv[r], acc[s][r]);
+          }
         }
       }
 #pragma GCC unroll 16
-      for (int s = 0; s < kTileSteps; ++s) {
-        V::store(st + (j0 + j + s) * W, acc[s]);
+      for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          V::store(st + (j0 + j + s) * Q + r * W, acc[s][r]);
+        }
       }
     }
     for (; j < nb; ++j) {
-      Reg acc = V::zero();
-      for (int64_t d = 0; d < dim; ++d) {
-        acc = V::fma(V::broadcast(k + j * dim + d), V::load(tiles::F32{}, qt + d * W), acc);
+      Reg acc[R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        acc[r] = V::zero();
       }
-      V::store(st + (j0 + j) * W, acc);
+      for (int64_t d = 0; d < dim; ++d) {
+        const Reg b = V::broadcast(k + j * dim + d);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          acc[r] = V::fma(b, V::load(tiles::F32{}, qt + d * Q + r * W), acc[r]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        V::store(st + (j0 + j) * Q + r * W, acc[r]);
+      }
     }
   }
 }
 
 // Each query's scores (a lane of st) into its unnormalized weights, down the slots for every
-// query at once; returns the sums. Slots past a query's own are masked out of its max; lanes with
-// no slots (padding, or past the tile's queries) hold zeros, so nothing turns into NaN.
+// query at once; writes the sums to `sums`. Slots past a query's own are masked out of its max;
+// lanes with no slots (padding, or past the tile's queries) hold zeros, so nothing turns into NaN.
 template <class V>
-typename V::Reg tile_softmax(const AttentionTile& t, int64_t slots, float* st) {
+void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums) {
   using Reg = typename V::Reg;
   constexpr int W = V::kWidth;
-  for (int v = 0; v < W; ++v) {
+  constexpr int Q = kTileQueries<V>;
+  for (int v = 0; v < Q; ++v) {
     const int64_t own = v < t.count ? t.slots[v] : 0;
     const float fill = own > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
     for (int64_t j = own; j < slots; ++j) {
-      st[j * W + v] = fill;
+      st[j * Q + v] = fill;
     }
   }
-  Reg top = V::load(tiles::F32{}, st);
-  for (int64_t j = 1; j < slots; ++j) {
-    top = V::max(top, V::load(tiles::F32{}, st + j * W));
-  }
-  Reg total = V::zero();
-  for (int64_t j = 0; j < slots; ++j) {
-    const Reg e = elementwise::exp<V>(V::sub(V::load(tiles::F32{}, st + j * W), top));
-    V::store(st + j * W, e);
-    total = V::add(total, e);
+  for (int r = 0; r < V::kTileRegs; ++r) {
+    float* lanes = st + r * W;
+    Reg top = V::load(tiles::F32{}, lanes);
+    for (int64_t j = 1; j < slots; ++j) {
+      top = V::max(top, V::load(tiles::F32{}, lanes + j * Q));
+    }
+    Reg total = V::zero();
+    for (int64_t j = 0; j < slots; ++j) {
+      const Reg e = elementwise::exp<V>(V::sub(V::load(tiles::F32{}, lanes + j * Q), top));
+      V::store(lanes + j * Q, e);
+      total = V::add(total, e);
+    }
+    V::store(sums + r * W, total);
   }
   // The vector exp clamps its argument, so a masked slot came out about 1e-38: exactly zero, as
   // the portable kernel gives it.
   for (int v = 0; v < t.count; ++v) {
     for (int64_t j = t.slots[v] > 0 ? t.slots[v] : slots; j < slots; ++j) {
-      st[j * W + v] = 0.0f;
+      st[j * Q + v] = 0.0f;
     }
   }
-  return total;
 }
 
 // ot[d][v] = sum_j st[j][v] * values[j][d]: each value element broadcast against every query's
@@ -264,66 +304,95 @@ template <class V, class T>
 void tile_outputs(const float* st, const void* values, int64_t slots, int64_t dim, float* ot, float* widened) {
   using Reg = typename V::Reg;
   constexpr int W = V::kWidth;
-  for (int64_t d = 0; d < dim; ++d) {
-    V::store(ot + d * W, V::zero());
+  constexpr int R = V::kTileRegs;
+  constexpr int Q = kTileQueries<V>;
+  constexpr int S = kTileSteps<V>;
+  for (int64_t i = 0; i < dim * Q; i += W) {
+    V::store(ot + i, V::zero());
   }
   for (int64_t j0 = 0; j0 < slots; j0 += kTileSlotBlock) {
     const int64_t nb = slots - j0 < kTileSlotBlock ? slots - j0 : kTileSlotBlock;
     const float* vr = rows_f32<V, T>(values, j0, nb, dim, widened);
     int64_t d0 = 0;
-    for (; d0 + kTileSteps <= dim; d0 += kTileSteps) {
-      Reg acc[kTileSteps];
+    for (; d0 + S <= dim; d0 += S) {
+      Reg acc[S][R];
 #pragma GCC unroll 16
-      for (int s = 0; s < kTileSteps; ++s) {
-        acc[s] = V::load(tiles::F32{}, ot + (d0 + s) * W);
+      for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          acc[s][r] = V::load(tiles::F32{}, ot + (d0 + s) * Q + r * W);
+        }
       }
       for (int64_t j = 0; j < nb; ++j) {
-        const Reg w = V::load(tiles::F32{}, st + (j0 + j) * W);
+        Reg w[R];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          w[r] = V::load(tiles::F32{}, st + (j0 + j) * Q + r * W);
+        }
 #pragma GCC unroll 16
-        for (int s = 0; s < kTileSteps; ++s) {
-          acc[s] = V::fma(V::broadcast(vr + j * dim + d0 + s), w, acc[s]);
+        for (int s = 0; s < S; ++s) {
+          const Reg b = V::broadcast(vr + j * dim + d0 + s);
+#pragma GCC unroll 4
+          for (int r = 0; r < R; ++r) {
+            acc[s][r] = V::fma(b, w[r], acc[s][r]);
+          }
         }
       }
 #pragma GCC unroll 16
-      for (int s = 0; s < kTileSteps; ++s) {
-        V::store(ot + (d0 + s) * W, acc[s]);
+      for (int s = 0; s < S; ++s) {
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          V::store(ot + (d0 + s) * Q + r * W, acc[s][r]);
+        }
       }
     }
     for (; d0 < dim; ++d0) {
-      Reg acc = V::load(tiles::F32{}, ot + d0 * W);
-      for (int64_t j = 0; j < nb; ++j) {
-        acc = V::fma(V::broadcast(vr + j * dim + d0), V::load(tiles::F32{}, st + (j0 + j) * W), acc);
+      Reg acc[R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        acc[r] = V::load(tiles::F32{}, ot + d0 * Q + r * W);
       }
-      V::store(ot + d0 * W, acc);
+      for (int64_t j = 0; j < nb; ++j) {
+        const Reg b = V::broadcast(vr + j * dim + d0);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          acc[r] = V::fma(b, V::load(tiles::F32{}, st + (j0 + j) * Q + r * W), acc[r]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        V::store(ot + d0 * Q + r * W, acc[r]);
+      }
     }
   }
 }
 
 template <class V, class T>
 void tile(const AttentionTile& t, const void* keys, const void* values, int64_t dim, float scale, float* scratch) {
-  constexpr int W = V::kWidth;
+  constexpr int Q = kTileQueries<V>;
+  static_assert(Q <= kMaxTileQueries);
   int64_t slots = 0;
   for (int v = 0; v < t.count; ++v) {
     slots = t.slots[v] > slots ? t.slots[v] : slots;
   }
-  float* const qt = scratch;            // [dim][W]: the queries, scaled, transposed
-  float* const st = qt + dim * W;       // [slots][W]: scores, then weights
-  float* const ot = st + slots * W;     // [dim][W]: the outputs, transposed
-  float* const widened = ot + dim * W;  // [kTileSlotBlock][dim]
-  for (int v = 0; v < W; ++v) {
+  float* const qt = scratch;            // [dim][Q]: the queries, scaled, transposed
+  float* const st = qt + dim * Q;       // [slots][Q]: scores, then weights
+  float* const ot = st + slots * Q;     // [dim][Q]: the outputs, transposed
+  float* const widened = ot + dim * Q;  // [kTileSlotBlock][dim]
+  for (int v = 0; v < Q; ++v) {
     for (int64_t d = 0; d < dim; ++d) {
-      qt[d * W + v] = v < t.count ? t.q[v][d] * scale : 0.0f;
+      qt[d * Q + v] = v < t.count ? t.q[v][d] * scale : 0.0f;
     }
   }
   tile_scores<V, T>(qt, keys, slots, dim, st, widened);
-  alignas(64) float sums[W];
-  V::store(sums, tile_softmax<V>(t, slots, st));
+  alignas(64) float sums[Q];
+  tile_softmax<V>(t, slots, st, sums);
   tile_outputs<V, T>(st, values, slots, dim, ot, widened);
   for (int v = 0; v < t.count; ++v) {
     float* out = t.out[v];
     const float inverse = t.slots[v] > 0 ? 1.0f / sums[v] : 0.0f;  // a padding row's output is zeros
     for (int64_t d = 0; d < dim; ++d) {
-      out[d] = ot[d * W + v] * inverse;
+      out[d] = ot[d * Q + v] * inverse;
     }
   }
 }

@@ -85,14 +85,14 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                                                                        .quantized = cpu::linear_columns_q_avx2,
                                                                        .rotate_half = cpu::rotate_half_avx2})}));
   }
-  STATICLM_RETURN_IF_ERROR(
-      registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
-                    attention_factory({cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
-                                       cpu::attention_softmax_avx512, cpu::attention_tile_avx512, 16})}));
-  STATICLM_RETURN_IF_ERROR(
-      registry.add({OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
-                    attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2,
-                                       cpu::attention_softmax_avx2, cpu::attention_tile_avx2, 8})}));
+  STATICLM_RETURN_IF_ERROR(registry.add(
+      {OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
+       attention_factory({cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
+                          cpu::attention_softmax_avx512, cpu::attention_tile_avx512, cpu::kTileQueriesAvx512})}));
+  STATICLM_RETURN_IF_ERROR(registry.add(
+      {OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
+       attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2, cpu::attention_softmax_avx2,
+                          cpu::attention_tile_avx2, cpu::kTileQueriesAvx2})}));
   // The elementwise and row ops, each under "cpu.<isa>.<op>".
   struct ElementwiseOp {
     OpKind op;
