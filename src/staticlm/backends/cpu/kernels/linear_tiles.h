@@ -251,7 +251,7 @@ inline constexpr int64_t kPrefetchEvery = 4;
 // L1, the two-panel one at 0.8). A single panel may go in V::kPanelPasses passes over its
 // columns, each with its own accumulators: AVX2's 16 registers hold 2 rows x 32 columns but
 // 6 rows x 16, whose 12 accumulators hide the multiply-add latency and whose 8 loads per 12
-// multiply-adds leave the load ports room (0.69 -> 0.8 of the FMA peak on an AMD Zen 2).
+// multiply-adds leave the load ports room (0.69 -> 0.85-0.9 of a core's FMA peak on an AMD Zen 2).
 // Partial sums of earlier K blocks are read back from `out`. Only a single panel may be partial
 // (fewer than 32 columns).
 template <class V, int ROWS, int PANELS>
