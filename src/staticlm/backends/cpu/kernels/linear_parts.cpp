@@ -11,7 +11,7 @@ namespace {
 
 // Roughly how many multiply-adds a range should hold before it is worth a thread.
 constexpr int64_t kMinRangeWork = 1 << 15;
-// Slices start on multiples of this many rows: the widest micro-kernel's block (AVX-512: 6).
+// Slices start on multiples of this many rows: the float micro-kernels' block (AVX-512 and AVX2: 6).
 constexpr int64_t kSliceRows = 6;
 // From this many items per thread on, the last one's wait is small enough to leave.
 constexpr int64_t kBalancedItemsPerThread = 8;
