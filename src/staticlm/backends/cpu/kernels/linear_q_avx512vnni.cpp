@@ -29,6 +29,7 @@ struct Avx512Vnni : simd::Avx512 {
   static void istore(uint8_t* p, IReg v) { _mm512_storeu_si512(p, v); }
   static XWord xword(int32_t word) { return _mm512_set1_epi32(word); }
   static IReg dot4(IReg acc, IReg w, XWord x) { return _mm512_dpbusd_epi32(acc, w, x); }
+  static IReg dot4_small(IReg acc, IReg w, XWord x) { return dot4(acc, w, x); }
   static IReg low_nibbles(IReg w) { return _mm512_and_si512(w, _mm512_set1_epi8(0x0F)); }
   static IReg high_nibbles(IReg w) { return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(0x0F)); }
   static Reg to_float(IReg acc, int32_t offset_sum) {

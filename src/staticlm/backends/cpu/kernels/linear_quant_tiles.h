@@ -15,7 +15,8 @@
 //
 // Q provides the float traits (Reg, kWidth, zero, fma, mul, set1, store, load(F16{}, p)) and:
 // IReg; izero(); iload(p) (kWidth words at p); XWord; xword(w) (a word of four x codes, ready for
-// dot4); dot4(acc, w, x); low_nibbles(w), high_nibbles(w) (each byte's nibble as a byte);
+// dot4); dot4(acc, w, x); dot4_small(acc, w, x) (dot4 for weight codes below 128: int4's);
+// low_nibbles(w), high_nibbles(w) (each byte's nibble as a byte);
 // to_float(acc, offset_sum) (acc - offset_sum in every lane, as floats); kQuantRows (rows a chunk
 // step takes at once).
 #pragma once
@@ -106,8 +107,8 @@ void gemv_panels(const LinearOperands& op, int64_t p) {
 #pragma GCC unroll 16
           for (int c = 0; c < kR; ++c) {
             const IReg w = Q::iload(row + c * Q::kWidth * 4);
-            ia[i][c] = Q::dot4(ia[i][c], Q::low_nibbles(w), lo_x);
-            ia[i][c] = Q::dot4(ia[i][c], Q::high_nibbles(w), hi_x);
+            ia[i][c] = Q::dot4_small(ia[i][c], Q::low_nibbles(w), lo_x);
+            ia[i][c] = Q::dot4_small(ia[i][c], Q::high_nibbles(w), hi_x);
           }
         }
       }
@@ -147,8 +148,9 @@ struct GroupSpan {
 };
 
 // ROWS rows from m0 over a span of groups: each word row loaded once for all of them, the float
-// sums kept in registers across the span and added to out (written, for the first span).
-template <class Q, int ROWS>
+// sums kept in registers across the span and added to out (written, for the first span). SMALL:
+// the span's codes are below 128 (unpacked int4).
+template <class Q, int ROWS, bool SMALL>
 void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int64_t n0) {
   using Reg = typename Q::Reg;
   using IReg = typename Q::IReg;
@@ -198,7 +200,7 @@ void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int6
         const typename Q::XWord x = Q::xword(xq.words(m0 + r)[gi * g / 4 + s]);
 #pragma GCC unroll 16
         for (int c = 0; c < kR; ++c) {
-          ia[r][c] = Q::dot4(ia[r][c], w[c], x);
+          ia[r][c] = SMALL ? Q::dot4_small(ia[r][c], w[c], x) : Q::dot4(ia[r][c], w[c], x);
         }
       }
     }
@@ -214,15 +216,25 @@ void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int6
 }
 
 // Rows [m, rows), fewer than Q::kQuantRows, as one block of exactly that many.
-template <class Q, int ROWS = 1>
+template <class Q, bool SMALL, int ROWS = 1>
 void gemm_tail(const LinearOperands& op, const GroupSpan& span, int64_t m, int64_t n0) {
   if constexpr (ROWS < Q::kQuantRows) {
     if (op.rows - m == ROWS) {
-      gemm_rows<Q, ROWS>(op, span, m, n0);
+      gemm_rows<Q, ROWS, SMALL>(op, span, m, n0);
     } else {
-      gemm_tail<Q, ROWS + 1>(op, span, m, n0);
+      gemm_tail<Q, SMALL, ROWS + 1>(op, span, m, n0);
     }
   }
+}
+
+// Every row of the chunk over a span, in blocks of Q::kQuantRows.
+template <class Q, bool SMALL>
+void gemm_span(const LinearOperands& op, const GroupSpan& span, int64_t n0) {
+  int64_t m = 0;
+  for (; m + Q::kQuantRows <= op.rows; m += Q::kQuantRows) {
+    gemm_rows<Q, Q::kQuantRows, SMALL>(op, span, m, n0);
+  }
+  gemm_tail<Q, SMALL>(op, span, m, n0);
 }
 
 // A chunk of rows over panel p, in spans of groups: int8 groups where they lie; int4 groups
@@ -261,11 +273,11 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
       }
       span = {scratch, unpacked_bytes, span.first, span.last, 8};
     }
-    int64_t m = 0;
-    for (; m + Q::kQuantRows <= op.rows; m += Q::kQuantRows) {
-      gemm_rows<Q, Q::kQuantRows>(op, span, m, n0);
+    if (int4) {
+      gemm_span<Q, true>(op, span, n0);
+    } else {
+      gemm_span<Q, false>(op, span, n0);
     }
-    gemm_tail<Q>(op, span, m, n0);
   }
 }
 
