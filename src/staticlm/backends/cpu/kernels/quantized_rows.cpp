@@ -5,7 +5,7 @@
 
 namespace staticlm::cpu {
 
-void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
+void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
   out.rows = rows;
   out.group = group;
   out.groups = (inner + group - 1) / group;
@@ -13,7 +13,12 @@ void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, Q
   out.code_words.assign(static_cast<size_t>(rows * stride / 4), 0);
   out.scales.resize(static_cast<size_t>(rows * out.groups));
   out.sums.resize(static_cast<size_t>(rows * out.groups));
-  for (int64_t r = 0; r < rows; ++r) {
+}
+
+void quantize_row_range(const float* x, int64_t inner, int64_t first_row, int64_t last_row, QuantizedRows& out) {
+  const int64_t group = out.group;
+  const int64_t stride = out.groups * group;
+  for (int64_t r = first_row; r < last_row; ++r) {
     const float* row = x + r * inner;
     int8_t* codes = reinterpret_cast<int8_t*>(out.code_words.data()) + r * stride;
     for (int64_t gi = 0; gi < out.groups; ++gi) {
@@ -39,6 +44,11 @@ void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, Q
       out.sums[static_cast<size_t>(r * out.groups + gi)] = sum;
     }
   }
+}
+
+void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
+  size_rows(rows, inner, group, out);
+  quantize_row_range(x, inner, 0, rows, out);
 }
 
 }  // namespace staticlm::cpu

@@ -36,4 +36,10 @@ struct QuantizedRows {
 // reusing its storage.
 void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out);
 
+// The same in two steps, so that threads can share the rows: size `out` for rows of `inner`
+// (codes zeroed), then quantize rows [first, last) of x into it; calls for disjoint ranges may
+// run at once.
+void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out);
+void quantize_row_range(const float* x, int64_t inner, int64_t first, int64_t last, QuantizedRows& out);
+
 }  // namespace staticlm::cpu
