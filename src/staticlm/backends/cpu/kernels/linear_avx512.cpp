@@ -17,7 +17,7 @@
 namespace staticlm::cpu {
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  tiles::linear_columns<simd::Avx512>(operands, n_begin, n_end, scratch);
+  tiles::linear_columns<simd::Avx512, 2>(operands, n_begin, n_end, scratch);
 }
 
 }  // namespace staticlm::cpu

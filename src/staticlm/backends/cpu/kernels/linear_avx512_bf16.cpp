@@ -118,7 +118,7 @@ void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin,
     bf16_gemm(operands, n_begin, n_end);
     return;
   }
-  tiles::linear_columns<Avx512>(operands, n_begin, n_end, scratch);
+  tiles::linear_columns<Avx512, 2>(operands, n_begin, n_end, scratch);
 }
 
 void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out) {

@@ -71,16 +71,17 @@ inline void prefetch_lines(const char* p) {
 
 // Decode (one row of x) over PANELS adjacent panels from p: each panel is one contiguous stream,
 // read in memory order; per k, one broadcast x value times the 32 weights of that k in each panel.
-// Two panels at once are two streams: with one stream per thread the 16-bit GEMV read memory
-// about 20% slower (19.9 against 24.6 GB/s at bf16, docs/performance.md). kSteps k
-// values are in flight at once (kGemvPanels x kSteps x kPanelRegs accumulators, eight in all) to
-// hide the multiply-add latency. A panel has its own accumulators and the same kSteps whether it
-// goes alone or beside another, so its sums come out the same however the columns are split over
+// A thread reads STREAMS panels at once (fewer where its range ends): with one stream per thread
+// the 16-bit GEMV read memory about 20% slower than with two on an Intel Xeon (19.9 against 24.6
+// GB/s at bf16), and on an AMD Zen 2 four beat two by 16% at bf16 (docs/performance.md). kSteps k
+// values are in flight at once (at least eight accumulators with two streams) to hide the
+// multiply-add latency. A panel has its own accumulators and the same kSteps whether it goes
+// alone or beside others, so its sums come out the same however the columns are split over
 // threads.
-template <class V, class T, int PANELS>
+template <class V, class T, int PANELS, int STREAMS>
 void gemv_panels(const LinearOperands& op, int64_t p) {
   constexpr int kRegs = kPanelRegs<V>;
-  constexpr int kSteps = 8 / (kRegs * kGemvPanels) > 0 ? 8 / (kRegs * kGemvPanels) : 1;
+  constexpr int kSteps = 8 / (kRegs * STREAMS) > 0 ? 8 / (kRegs * STREAMS) : 1;
   using Reg = typename V::Reg;
   const typename T::Elem* w[PANELS];
   Reg acc[PANELS][kSteps][kRegs];
@@ -413,7 +414,7 @@ void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
   }
 }
 
-template <class V, class T>
+template <class V, class T, int STREAMS>
 void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
   const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
   int64_t p = n_begin / kPanelColumns;
@@ -423,25 +424,31 @@ void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* sc
     }
   }
   if (op.rows == 1) {
-    for (; p + kGemvPanels <= p_end; p += kGemvPanels) {
-      gemv_panels<V, T, kGemvPanels>(op, p);
+    for (; p + STREAMS <= p_end; p += STREAMS) {
+      gemv_panels<V, T, STREAMS, STREAMS>(op, p);
+    }
+    if constexpr (STREAMS > 2) {
+      for (; p + 2 <= p_end; p += 2) {
+        gemv_panels<V, T, 2, STREAMS>(op, p);
+      }
     }
   }
   for (; p < p_end; ++p) {
     if (op.rows == 1) {
-      gemv_panels<V, T, 1>(op, p);
+      gemv_panels<V, T, 1, STREAMS>(op, p);
     } else {
       gemm_panels<V, T, 1>(op, p, scratch);
     }
   }
 }
 
-template <class V>
+// STREAMS: weight streams per thread of the GEMV.
+template <class V, int STREAMS>
 void linear_columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* scratch) {
   switch (op.weight_dtype) {
-    case DType::kF16: columns<V, F16>(op, n_begin, n_end, scratch); break;
-    case DType::kBF16: columns<V, Bf16>(op, n_begin, n_end, scratch); break;
-    default: columns<V, F32>(op, n_begin, n_end, scratch); break;
+    case DType::kF16: columns<V, F16, STREAMS>(op, n_begin, n_end, scratch); break;
+    case DType::kBF16: columns<V, Bf16, STREAMS>(op, n_begin, n_end, scratch); break;
+    default: columns<V, F32, STREAMS>(op, n_begin, n_end, scratch); break;
   }
 }
 

@@ -57,7 +57,7 @@ Status register_cpu_kernels(KernelRegistry& registry) {
     const std::string_view name = op_name(entry.op);
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
-                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
+                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2_two_streams,
                                                   .gemm = cpu::linear_columns_avx512_bf16,
                                                   .round_bf16 = cpu::round_to_bf16_avx512bf16,
                                                   .swiglu = cpu::swiglu_avx512,
@@ -70,7 +70,7 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                                                   .quantized = cpu::linear_columns_q_avx512vnni,
                                                   .rotate_half = cpu::rotate_half_avx512})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
-                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
+                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2_two_streams,
                                                                        .gemm = cpu::linear_columns_avx512,
                                                                        .swiglu = cpu::swiglu_avx512,
                                                                        .add = cpu::add_avx512,
