@@ -21,7 +21,7 @@ namespace {
 
 using simd::Avx512;
 
-constexpr int kRows = 8;                               // 16 accumulators: 128-row chunks split evenly
+constexpr int kRows = 8;             // 16 accumulators: 128-row chunks split evenly
 constexpr int64_t kPairBlock = 128;  // pairs of K per panel block (as measured on Zen 4)
 
 template <int ROWS>
