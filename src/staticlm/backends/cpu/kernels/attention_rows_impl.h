@@ -188,7 +188,7 @@ const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, 
 // (16 queries, as AVX-512's one): each key or value element then feeds two multiply-adds, and a
 // group's K / V rows are read once per 16 queries instead of 8.
 template <class V>
-inline constexpr int kTileQueries = V::kTileRegs* V::kWidth;
+inline constexpr int kTileQueries = (V::kWidth * V::kTileRegs);
 
 // Slots (scores) or dimensions (outputs) a tile keeps in registers at once: 8 x 1 or 6 x 2
 // accumulators, beside the queries' registers and a broadcast.

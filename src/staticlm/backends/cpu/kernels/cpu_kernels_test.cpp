@@ -72,8 +72,8 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},
       {DType::kF32, 32, 512, 64, false},
-      // Every remainder of the micro-kernel's row blocks (6 rows AVX-512, 2 AVX2) as one block,
-      // or (AVX-512, from 20 rows) blocks of 5 and 6 that cover the rows exactly.
+      // Every remainder of the micro-kernel's blocks of 6 rows as one block, or (from 20 rows)
+      // blocks of 5 and 6 that cover the rows exactly.
       {DType::kF32, 35, 70, 40, false},
       {DType::kF32, 37, 33, 32, true},
       {DType::kF16, 34, 20, 31, false},
@@ -464,7 +464,7 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
   // Head dims below, at and off the vector widths; grouped and ungrouped heads; a decode row late
   // in the cache; a left-padded chunk; f32 and f16 caches; slot counts off the score blocks.
   const std::vector<AttentionCase> cases = {
-      // Chunks of many tiles (a tile holds one register's width of query vectors): slots past
+      // Chunks of many tiles (a tile holds 16 query vectors): slots past
       // one block of 64 rows, a tile's queries at different positions, padding rows in tiles,
       // a partial last tile, head dims off the 8 kept in registers.
       {DType::kF32, 40, 9, 3, 100, 64, chunk(0, 60, 40)},

@@ -7,6 +7,7 @@
 // and reused by the layers after it; the rotation is the cpu rope's loop.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "staticlm/backends/cpu/kernels/linear_parts.h"
@@ -126,8 +127,7 @@ class QkvRopeCacheKernel final : public Kernel {
           float* buffer = storage.data() + ((kLineBytes - address % kLineBytes) % kLineBytes) / sizeof(float);
           for (int64_t item = begin; item < end; ++item) {
             const int64_t head = item / slices;
-            const Projection p = head < q_heads ? kQ : head < q_heads + cache_.kv_heads ? kK : kV;
-            const int64_t h = p == kQ ? head : (head - q_heads) % cache_.kv_heads;
+            const auto [p, h] = projection_head(head, q_heads);
             const int64_t first = slice_start(call.rows, slices, item % slices);
             const int64_t count = slice_start(call.rows, slices, item % slices + 1) - first;
             run_head(row_span(ops[static_cast<size_t>(p)], first, count), p, h, first, row_positions, table, buffer,
@@ -138,6 +138,15 @@ class QkvRopeCacheKernel final : public Kernel {
   }
 
  private:
+  // Head `head` of the q heads, then the k heads, then the v heads: its projection and its index
+  // within it.
+  std::pair<Projection, int64_t> projection_head(int64_t head, int64_t q_heads) const {
+    if (head < q_heads) {
+      return {kQ, head};
+    }
+    return {head < q_heads + cache_.kv_heads ? kK : kV, (head - q_heads) % cache_.kv_heads};
+  }
+
   // One row (decode): the three projections' panels split evenly over the threads as one range
   // each, every projection's columns one stream (k and v into the calling thread's buffer); then,
   // on the calling thread, the biases, the rotations and the two cache rows, which are a few
@@ -170,8 +179,7 @@ class QkvRopeCacheKernel final : public Kernel {
           }
         });
     for (int64_t head = 0; head < q_heads + 2 * cache_.kv_heads; ++head) {
-      const Projection p = head < q_heads ? kQ : head < q_heads + cache_.kv_heads ? kK : kV;
-      const int64_t h = p == kQ ? head : (head - q_heads) % cache_.kv_heads;
+      const auto [p, h] = projection_head(head, q_heads);
       const LinearOperands& op = ops[static_cast<size_t>(p)];
       finish_row(op, p, h, op.out + h * dim, position, table, 0, caches[p]);
     }
