@@ -17,10 +17,6 @@ void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_
   tiles::linear_columns<simd::Avx2, 4>(operands, n_begin, n_end, scratch);
 }
 
-void linear_columns_avx2_two_streams(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  tiles::linear_columns<simd::Avx2, 2>(operands, n_begin, n_end, scratch);
-}
-
 }  // namespace staticlm::cpu
 
 #pragma GCC pop_options

@@ -60,9 +60,6 @@ inline constexpr int64_t kLinearScratchFloats = 2 * kPanelColumns * kPackedInner
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
-// linear_columns_avx2 with the GEMV reading two weight streams per thread instead of four: the
-// AVX-512 entries' GEMV, as measured on an Intel Xeon (four were measured only on an AVX2 host).
-void linear_columns_avx2_two_streams(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // AVX-512 BF16 (vdpbf16ps), for bf16 weights and an even K: with x_bf16 set (the kernels round x
 // for calls of at least kPackedMinRows rows), a GEMM over the panels' bf16 pairs as stored (twice

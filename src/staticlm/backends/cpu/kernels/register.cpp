@@ -6,9 +6,10 @@
 namespace staticlm {
 namespace {
 
-// Wider instruction sets first; the portable kernels have priority 0. The AVX-512 entry decodes
-// (one row) with the 256-bit GEMV: on Zen 4, whose units split 512-bit operations, it streams
-// weights 10-15% faster (bench/linear_bench, docs/performance.md); prefill keeps 512-bit tiles.
+// Wider instruction sets first; the portable kernels have priority 0. The AVX-512 entries decode
+// (one row) with the 512-bit GEMV, four streams per thread: on an AMD Zen 5 it beat the 256-bit
+// one with two streams by 5-20% (a 256-bit GEMV of one stream had been 10-15% faster on Zen 4,
+// before more streams were tried; docs/performance.md).
 // The bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
 // vnni entry takes int8 / int4 panels only (vpdpbusd); the others take int8 / int4 through the
 // AVX2 integer path, which computes exactly what vpdpbusd does.
@@ -57,7 +58,7 @@ Status register_cpu_kernels(KernelRegistry& registry) {
     const std::string_view name = op_name(entry.op);
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
-                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2_two_streams,
+                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx512,
                                                   .gemm = cpu::linear_columns_avx512_bf16,
                                                   .round_bf16 = cpu::round_to_bf16_avx512bf16,
                                                   .swiglu = cpu::swiglu_avx512,
@@ -70,7 +71,7 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                                                   .quantized = cpu::linear_columns_q_avx512vnni,
                                                   .rotate_half = cpu::rotate_half_avx512})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
-                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2_two_streams,
+                                           linear_factory(entry.make, {.gemv = cpu::linear_columns_avx512,
                                                                        .gemm = cpu::linear_columns_avx512,
                                                                        .swiglu = cpu::swiglu_avx512,
                                                                        .add = cpu::add_avx512,
