@@ -11,9 +11,9 @@
 namespace staticlm::cpu {
 
 // Query vectors per tile of each ISA's attention_tile (its ISA file checks it).
-inline constexpr int kTileQueriesAvx512 = 16;
+inline constexpr int kTileQueriesAvx512 = 32;
 inline constexpr int kTileQueriesAvx2 = 16;
-inline constexpr int kMaxTileQueries = 16;
+inline constexpr int kMaxTileQueries = 32;
 
 // A prefill tile: up to kMaxTileQueries query vectors of one kv head (several rows, each with the
 // group's query heads), each with its own count of slots (position + 1; 0 for a padding row).

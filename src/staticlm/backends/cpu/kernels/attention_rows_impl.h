@@ -184,16 +184,19 @@ const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, 
   }
 }
 
-// A tile's queries: V::kTileRegs registers of them, kTileQueries in all. AVX2 takes two registers
-// (16 queries, as AVX-512's one): each key or value element then feeds two multiply-adds, and a
-// group's K / V rows are read once per 16 queries instead of 8.
+// A tile's queries: V::kTileRegs registers of them, kTileQueries in all. Both ISAs take two
+// registers (16 queries on AVX2, 32 on AVX-512): each key or value element then feeds two
+// multiply-adds, and a group's K / V rows are read once per two registers of queries. With one
+// register, AVX-512's tiles loaded as often as they multiplied; two ran its prefill attention
+// 6-12% faster in attention_bench on an AMD Zen 5 (docs/performance.md).
 template <class V>
 inline constexpr int kTileQueries = (V::kWidth * V::kTileRegs);
 
-// Slots (scores) or dimensions (outputs) a tile keeps in registers at once: 8 x 1 or 6 x 2
-// accumulators, beside the queries' registers and a broadcast.
+// Slots (scores) or dimensions (outputs) a tile keeps in registers at once (V::kTileSteps x
+// kTileRegs accumulators, beside the queries' registers and a broadcast: 6 x 2 of AVX2's 16
+// registers, 8 x 2 of AVX-512's 32).
 template <class V>
-inline constexpr int kTileSteps = V::kTileRegs == 1 ? 8 : 6;
+inline constexpr int kTileSteps = V::kTileSteps;
 
 // st[j][v] = qt[.][v] . keys[j] for j < slots: each key element broadcast against every query.
 template <class V, class T>

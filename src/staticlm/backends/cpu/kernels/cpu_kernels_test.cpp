@@ -464,7 +464,7 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
   // Head dims below, at and off the vector widths; grouped and ungrouped heads; a decode row late
   // in the cache; a left-padded chunk; f32 and f16 caches; slot counts off the score blocks.
   const std::vector<AttentionCase> cases = {
-      // Chunks of many tiles (a tile holds 16 query vectors): slots past
+      // Chunks of many tiles (a tile holds 16 or 32 query vectors): slots past
       // one block of 64 rows, a tile's queries at different positions, padding rows in tiles,
       // a partial last tile, head dims off the 8 kept in registers.
       {DType::kF32, 40, 9, 3, 100, 64, chunk(0, 60, 40)},

@@ -31,7 +31,8 @@ struct Avx2 {
 
   static constexpr int kPanelRows = 6;    // 6 x 2 accumulators over half a panel ...
   static constexpr int kPanelPasses = 2;  // ... then over the other half
-  static constexpr int kTileRegs = 2;     // an attention tile's queries: 16
+  static constexpr int kTileRegs = 2;     // an attention tile's queries: 16 ...
+  static constexpr int kTileSteps = 6;    // ... against 6 slots or dimensions: 12 accumulators
   static constexpr int kPairRows = 0;     // two panels would need more than 16 registers
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }

@@ -25,8 +25,9 @@ struct Avx512 {
 
   static constexpr int kPanelRows = 6;  // 6 x 2 accumulators over one panel
   static constexpr int kPanelPasses = 1;
-  static constexpr int kTileRegs = 1;  // an attention tile's queries: 16
-  static constexpr int kPairRows = 6;  // 6 x 4 over two panels, beside 4 weight registers
+  static constexpr int kTileRegs = 2;   // an attention tile's queries: 32 ...
+  static constexpr int kTileSteps = 8;  // ... against 8 slots or dimensions: 16 accumulators
+  static constexpr int kPairRows = 6;   // 6 x 4 over two panels, beside 4 weight registers
   static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
