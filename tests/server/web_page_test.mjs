@@ -115,20 +115,25 @@ async function main() {
 
     step = 'stop button';
     await page.click('#settings summary');
-    // Long enough to be stopped mid-stream (half the context: the first turn and this one fit).
+    // Long enough to be stopped mid-stream, short enough that every attempt's request fits the
+    // context: each retry carries the earlier attempts' turns (a reply that ended early, at an
+    // end-of-text token, stays in the history), and the server refuses (400) a request whose
+    // prompt plus max_tokens passes the context. A fifth of it leaves room for the first turn
+    // (256 tokens) and three attempts.
     const nCtx = await page.evaluate(async () => {
       try { return (await (await fetch('v1/models')).json()).data[0].meta.n_ctx || 0; } catch { return 0; }
     });
-    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 2))) : 4000;
+    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 5))) : 4000;
     await page.fill('#max-tokens', String(maxTokens));
     let stopped = false;
     for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
       const idx = (await page.$$('.message.assistant')).length;
       await page.fill('#input', 'Count from 1 to 1000, one number per line.');
       await page.click('#send');
-      await page.waitForFunction(() => document.getElementById('send').textContent.trim() === 'Stop');
-      // Wait for the reply to start and grow.
+      // Wait for the reply to start and grow. No wait for the button to read Stop first: a small
+      // model on a fast host (1700 tokens/s) can finish the reply before the first poll.
       const first = await page.waitForFunction((i) => {
+        if (document.querySelector('.message.error')) return 'error';
         const m = document.querySelectorAll('.message.assistant')[i];
         if (!m) return false;
         if (m.querySelector('.stats') || document.getElementById('send').textContent.trim() !== 'Stop') return 'finished';
@@ -136,6 +141,9 @@ async function main() {
         return n > 0 ? n : false;
       }, idx);
       const n0 = await first.jsonValue();
+      if (n0 === 'error') {
+        check(false, `the request of attempt ${attempt} failed: ${await page.textContent('.message.error')}`);
+      }
       if (n0 !== 'finished') {
         await page.waitForFunction(([i, n]) => {
           const m = document.querySelectorAll('.message.assistant')[i];
