@@ -243,7 +243,9 @@ struct BlockPrefetch {
 
 // One prefetch per panel every kPrefetchEvery k steps of the micro-kernel: spread out, as a burst
 // of them at the start of a block of rows stalled on the core's fill buffers (13% of the time in
-// the prefetch instructions themselves).
+// the prefetch instructions themselves). A block of rows with more lines than that covers (a
+// chunk of a few rows has one or two blocks for the whole next K block) asks for as many per
+// step as spreads them over its steps.
 inline constexpr int64_t kPrefetchEvery = 4;
 
 // ROWS rows of x against PANELS adjacent [kb][32] f32 blocks: per k, the blocks' registers (32
@@ -283,6 +285,8 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
   for (int r = 0; r < ROWS; ++r) {
     x[r] = op.x + (m0 + r) * op.inner + k0;
   }
+  const int64_t steps = kPasses * kb;
+  const int64_t per_step = prefetch.lines > steps / kPrefetchEvery ? (prefetch.lines + steps - 1) / steps : 0;
   for (int pass = 0; pass < kPasses; ++pass) {
     const int64_t c0 = pass * kRegs * V::kWidth;
     typename V::Reg acc[ROWS][kRegs];
@@ -294,12 +298,22 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
       }
     }
     for (int64_t k = 0; k < kb; ++k) {
-      // The passes share the block's lines to ask for: pass p takes every kPasses-th.
-      const int64_t line = k / kPrefetchEvery * kPasses + pass;
-      if (k % kPrefetchEvery == 0 && line < prefetch.lines) {
+      if (per_step == 0) {
+        // The passes share the block's lines to ask for: pass p takes every kPasses-th.
+        const int64_t line = k / kPrefetchEvery * kPasses + pass;
+        if (k % kPrefetchEvery == 0 && line < prefetch.lines) {
 #pragma GCC unroll 4
-        for (int i = 0; i < PANELS; ++i) {
-          __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
+          for (int i = 0; i < PANELS; ++i) {
+            __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
+          }
+        }
+      } else {
+        const int64_t first = (pass * kb + k) * per_step;
+        for (int64_t line = first; line < first + per_step && line < prefetch.lines; ++line) {
+#pragma GCC unroll 4
+          for (int i = 0; i < PANELS; ++i) {
+            __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
+          }
         }
       }
       typename V::Reg w[kRegs];
@@ -357,12 +371,13 @@ int64_t short_blocks(int64_t rows) {
 // Rows [m, rows), fewer than a block, in one block of exactly that many: row by row, each would
 // reread the whole block.
 template <class V, int PANELS, int ROWS = 1>
-void panel_tail(const LinearOperands& op, const float* const* blocks, int64_t m, int64_t n0, int64_t k0, int64_t kb) {
+void panel_tail(const LinearOperands& op, const float* const* blocks, int64_t m, int64_t n0, int64_t k0, int64_t kb,
+                const BlockPrefetch<PANELS>& prefetch) {
   if constexpr (ROWS < kBlockRows<V, PANELS>) {
     if (op.rows - m == ROWS) {
-      panel_rows<V, ROWS, PANELS>(op, blocks, m, n0, k0, kb);
+      panel_rows<V, ROWS, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
     } else {
-      panel_tail<V, PANELS, ROWS + 1>(op, blocks, m, n0, k0, kb);
+      panel_tail<V, PANELS, ROWS + 1>(op, blocks, m, n0, k0, kb, prefetch);
     }
   }
 }
@@ -411,7 +426,8 @@ void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
       panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
       prefetch.from += prefetch.lines;
     }
-    panel_tail<V, PANELS>(op, blocks, m, n0, k0, kb);
+    prefetch.lines = next_lines - prefetch.from;  // what the full blocks left (all: fewer rows than a block)
+    panel_tail<V, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
   }
 }
 
