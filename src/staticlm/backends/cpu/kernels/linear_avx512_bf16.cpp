@@ -13,7 +13,6 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
 
-#include "staticlm/backends/cpu/kernels/linear_tiles.h"
 #include "staticlm/backends/cpu/kernels/simd_avx512.h"
 
 namespace staticlm::cpu {
@@ -118,7 +117,7 @@ void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin,
     bf16_gemm(operands, n_begin, n_end);
     return;
   }
-  tiles::linear_columns<Avx512, 2>(operands, n_begin, n_end, scratch);
+  linear_columns_avx512(operands, n_begin, n_end, scratch);
 }
 
 void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out) {

@@ -308,6 +308,8 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
           }
         }
       } else {
+        // The request loop is written out in both branches: a shared lambda made the 8-row
+        // prefill of the 1B shape 25-35% slower on an AMD Zen 5.
         const int64_t first = (pass * kb + k) * per_step;
         for (int64_t line = first; line < first + per_step && line < prefetch.lines; ++line) {
 #pragma GCC unroll 4
