@@ -118,49 +118,51 @@ async function main() {
     // Long enough to be stopped mid-stream, short enough that every attempt's request fits the
     // context: each retry carries the earlier attempts' turns (a reply that ended early, at an
     // end-of-text token, stays in the history), and the server refuses (400) a request whose
-    // prompt plus max_tokens passes the context. A fifth of it leaves room for the first turn
+    // prompt plus max_tokens passes the context. An eighth of it leaves room for the first turn
     // (256 tokens) and three attempts.
     const nCtx = await page.evaluate(async () => {
       try { return (await (await fetch('v1/models')).json()).data[0].meta.n_ctx || 0; } catch { return 0; }
     });
-    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 5))) : 4000;
+    const maxTokens = nCtx > 0 ? Math.max(16, Math.min(4000, Math.floor(nCtx / 8))) : 4000;
     await page.fill('#max-tokens', String(maxTokens));
     let stopped = false;
     for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
       const idx = (await page.$$('.message.assistant')).length;
+      // The page clicks Stop itself at the reply's first text: the bundled model on a fast host
+      // streams its whole reply (700-1700 tokens/s) in less time than a poll from here takes to
+      // see it start and click, which made this step a race it lost on such hosts.
+      await page.evaluate((i) => {
+        window.__stopClicked = false;
+        const observer = new MutationObserver(() => {
+          const m = document.querySelectorAll('.message.assistant')[i];
+          const send = document.getElementById('send');
+          if (!m || m.querySelector('.content').textContent.length === 0) return;
+          observer.disconnect();
+          if (send.textContent.trim() === 'Stop' && !m.querySelector('.stats')) {
+            window.__stopClicked = true;
+            send.click();
+          }
+        });
+        observer.observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true });
+      }, idx);
+      const tSend = Date.now();
       await page.fill('#input', 'Count from 1 to 1000, one number per line.');
       await page.click('#send');
-      // Wait for the reply to start and grow. No wait for the button to read Stop first: a small
-      // model on a fast host (1700 tokens/s) can finish the reply before the first poll.
-      const first = await page.waitForFunction((i) => {
+      const outcome = await page.waitForFunction((i) => {
         if (document.querySelector('.message.error')) return 'error';
         const m = document.querySelectorAll('.message.assistant')[i];
-        if (!m) return false;
-        if (m.querySelector('.stats') || document.getElementById('send').textContent.trim() !== 'Stop') return 'finished';
-        const n = m.querySelector('.content').textContent.length;
-        return n > 0 ? n : false;
+        if (!m || document.getElementById('send').textContent.trim() !== 'Send') return false;
+        return window.__stopClicked ? 'stopped' : 'finished';
       }, idx);
-      const n0 = await first.jsonValue();
-      if (n0 === 'error') {
+      const result = await outcome.jsonValue();
+      if (result === 'error') {
         check(false, `the request of attempt ${attempt} failed: ${await page.textContent('.message.error')}`);
       }
-      if (n0 !== 'finished') {
-        await page.waitForFunction(([i, n]) => {
-          const m = document.querySelectorAll('.message.assistant')[i];
-          return m.querySelector('.stats') || m.querySelector('.content').textContent.length > n;
-        }, [idx, n0]);
-      }
-      const stillStreaming = await page.evaluate((i) =>
-        document.getElementById('send').textContent.trim() === 'Stop' &&
-        !document.querySelectorAll('.message.assistant')[i].querySelector('.stats'), idx);
-      if (!stillStreaming) {
+      if (result === 'finished') {
         log(`attempt ${attempt}: reply finished before Stop could be clicked; retrying`);
         continue;
       }
-      await page.click('#send'); // Stop
-      const tStop = Date.now();
-      await page.waitForFunction(() => document.getElementById('send').textContent.trim() === 'Send');
-      log(`Stop took effect after ${Date.now() - tStop} ms`);
+      log(`Stop took effect ${Date.now() - tSend} ms after sending`);
       const len1 = (await replyText(page, idx)).length;
       check(len1 > 0, 'partial reply was removed after Stop');
       await sleep(1500);
