@@ -1,5 +1,7 @@
 // embedding: out[i, :] = table[ids[i], :], widened to f32. Every id is checked against the
-// table before anything is written.
+// table before anything is written. The rows of a left-padded chunk's padding (KernelContext)
+// are not gathered: their outputs are unspecified (docs/ops.md).
+#include <algorithm>
 #include <utility>
 
 #include "staticlm/backends/portable/element_access.h"
@@ -14,7 +16,7 @@ class EmbeddingKernel final : public Kernel {
       : table_(std::move(table)), ids_dtype_(ids_dtype), vocab_(table_.rows), width_(table_.cols), count_(count) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) const override {
+                 const KernelContext& context) const override {
     const void* table = inputs[0].raw();
     const void* ids = inputs[1].raw();
     for (int64_t i = 0; i < count_; ++i) {
@@ -24,7 +26,8 @@ class EmbeddingKernel final : public Kernel {
       }
     }
     float* out = outputs[0].data<float>();
-    for (int64_t i = 0; i < count_; ++i) {
+    const int64_t first = count_ == context.chunk_rows ? std::min(context.padding_rows, count_) : 0;
+    for (int64_t i = first; i < count_; ++i) {
       const int64_t id = load_index(ids, ids_dtype_, i);
       widen_matrix_row(table, table_, id, out + i * width_);
     }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/portable/kernel_test_util.h"
+#include "staticlm/backends/portable/register.h"
+#include "staticlm/runtime/kernel_registry.h"
 
 namespace staticlm::portable_test {
 namespace {
@@ -55,6 +57,32 @@ TEST_P(EmbeddingTest, RefusesAnIdOutsideTheTable) {
   auto refused = run_op(OpKind::kEmbedding, {&table, &negative});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("token id -1 at index 0"), std::string::npos) << refused.status().message();
+}
+
+// A left-padded chunk's padding rows are not gathered (their outputs are unspecified); a
+// call whose ids are not the chunk's rows gathers them all.
+TEST_P(EmbeddingTest, LeavesTheChunksPaddingRowsUnwritten) {
+  std::mt19937 rng(13);
+  KernelRegistry registry;
+  ASSERT_TRUE(register_portable_kernels(registry).ok());
+  const int64_t width = 12;
+  Tensor table = random_tensor(GetParam().weight, {37, width}, rng);
+  const std::vector<int64_t> id_values = {3, 3, 0, 36, 5};
+  Tensor ids = index_tensor(GetParam().index, id_values);
+  auto outputs = run_op_with(registry, CpuFeatures(), OpKind::kEmbedding, {&table, &ids}, {}, nullptr, {5, 2, -123.0f});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  const std::vector<double> table_values = to_doubles(table);
+  std::vector<double> want(static_cast<size_t>(2 * width), -123.0);
+  for (size_t i = 2; i < id_values.size(); ++i) {
+    for (int64_t d = 0; d < width; ++d) {
+      want.push_back(table_values[static_cast<size_t>(id_values[i] * width + d)]);
+    }
+  }
+  expect_close((*outputs)[0], want, 0.0, 0.0);
+
+  auto all = run_op_with(registry, CpuFeatures(), OpKind::kEmbedding, {&table, &ids}, {}, nullptr, {6, 2, -123.0f});
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  EXPECT_EQ((*all)[0].data<float>()[0], static_cast<float>(table_values[3 * width]));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, EmbeddingTest,

@@ -108,7 +108,7 @@ Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs
 
 Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatures allowed, OpKind op,
                                         const std::vector<Tensor*>& inputs, const Attributes& attrs,
-                                        std::string* kernel_name) {
+                                        std::string* kernel_name, const ChunkPadding& chunk) {
   static ThreadPool pool(2);
   std::vector<const Tensor*> const_inputs(inputs.begin(), inputs.end());
   STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out_specs, output_specs(op, const_inputs, attrs));
@@ -132,6 +132,9 @@ Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatu
   std::vector<TensorView> out_views;
   for (const TensorSpec& spec : out_specs) {
     STATICLM_ASSIGN_OR_RETURN(Tensor tensor, Tensor::zeros(spec.dtype, spec.shape));
+    if (spec.dtype == DType::kF32) {
+      std::fill_n(tensor.data<float>(), tensor.numel(), chunk.fill);
+    }
     outputs.push_back(std::move(tensor));
   }
   for (Tensor& tensor : outputs) {
@@ -141,7 +144,9 @@ Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatu
   for (const InPlaceUpdate& update : updates) {
     out_views[update.output] = in_views[update.input];
   }
-  const KernelContext context{&pool};
+  KernelContext context{&pool};
+  context.chunk_rows = chunk.chunk_rows;
+  context.padding_rows = chunk.padding_rows;
   STATICLM_RETURN_IF_ERROR(selected.kernel->execute(in_views, out_views, context));
   for (const InPlaceUpdate& update : updates) {
     const Tensor& source = *inputs[update.input];

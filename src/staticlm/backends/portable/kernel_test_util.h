@@ -44,12 +44,21 @@ Result<std::unique_ptr<Kernel>> make_kernel(OpKind op, const std::vector<const T
 // is a copy of the input after the call.
 Result<std::vector<Tensor>> run_op(OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs = {});
 
+// A left-padded chunk for run_op_with: the call's KernelContext names `padding_rows` of
+// `chunk_rows` as padding, and every f32 output starts filled with `fill`, so a test sees which
+// elements a kernel left unwritten.
+struct ChunkPadding {
+  int64_t chunk_rows = 0;
+  int64_t padding_rows = 0;
+  float fill = 0.0f;
+};
+
 // The same through `registry`'s selection with the features capped at `allowed` (the cpu
 // backend's conformance tests run its SIMD kernels this way); the chosen entry's name goes to
 // `kernel_name` when given. An in-place input is updated in place here too.
 Result<std::vector<Tensor>> run_op_with(const KernelRegistry& registry, CpuFeatures allowed, OpKind op,
                                         const std::vector<Tensor*>& inputs, const Attributes& attrs = {},
-                                        std::string* kernel_name = nullptr);
+                                        std::string* kernel_name = nullptr, const ChunkPadding& chunk = {});
 
 // Expects |got[i] - want[i]| <= rel_tol * |want[i]| + abs_tol for every element of an f32 or f16
 // tensor (an f16 KV cache), reporting the first few mismatches by index.

@@ -1,6 +1,8 @@
 // Layout ops move bytes and never look at values, so one implementation serves every dtype:
-// reshape copies the whole buffer; transpose, slice and concat move whole elements of the
-// dtype's byte size (block-quantized dtypes are refused for those three).
+// reshape copies the buffer (but the rows of a left-padded chunk's padding, where both shapes lead
+// with the chunk's rows); transpose, slice and concat move whole elements of the dtype's byte
+// size (block-quantized dtypes are refused for those three).
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -17,18 +19,43 @@ void copy_bytes(void* out, const void* in, uint64_t bytes) {
   }
 }
 
+// The products of a shape's leading dimensions: 1, d0, d0 * d1, ...
+std::vector<int64_t> leading_products(const Shape& shape) {
+  std::vector<int64_t> products = {1};
+  for (int64_t d : shape) {
+    products.push_back(products.back() * d);
+  }
+  return products;
+}
+
 class ReshapeKernel final : public Kernel {
  public:
-  explicit ReshapeKernel(uint64_t bytes) : bytes_(bytes) {}
+  ReshapeKernel(uint64_t bytes, const Shape& in, const Shape& out)
+      : bytes_(bytes), in_leading_(leading_products(in)), out_leading_(leading_products(out)) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
-                 const KernelContext&) const override {
-    copy_bytes(outputs[0].raw(), inputs[0].raw(), bytes_);
+                 const KernelContext& context) const override {
+    // Where both shapes lead with the chunk's rows ([1, seq, heads, dim] -> [1, seq, hidden]),
+    // the rows of its padding are not copied (their values are unspecified, docs/ops.md).
+    uint64_t skipped = 0;
+    if (context.padding_rows > 0 && leads_with(in_leading_, context.chunk_rows) &&
+        leads_with(out_leading_, context.chunk_rows)) {
+      const int64_t padding = std::min(context.padding_rows, context.chunk_rows);
+      skipped = bytes_ / static_cast<uint64_t>(context.chunk_rows) * static_cast<uint64_t>(padding);
+    }
+    copy_bytes(static_cast<uint8_t*>(outputs[0].raw()) + skipped,
+               static_cast<const uint8_t*>(inputs[0].raw()) + skipped, bytes_ - skipped);
     return ok_status();
   }
 
  private:
+  static bool leads_with(const std::vector<int64_t>& leading, int64_t rows) {
+    return rows > 0 && std::find(leading.begin() + 1, leading.end(), rows) != leading.end();
+  }
+
   uint64_t bytes_;
+  std::vector<int64_t> in_leading_;
+  std::vector<int64_t> out_leading_;
 };
 
 // out[i0, ..., in] = x[...] where output axis a walks input axis perm[a].
@@ -148,7 +175,7 @@ KernelResult make_reshape_kernel(const KernelSignature& signature) {
     return invalid_argument("reshape: output ", dtype_name(out.dtype), shape_string(out.shape),
                             " does not hold the same data as input ", dtype_name(x.dtype), shape_string(x.shape));
   }
-  return std::make_unique<ReshapeKernel>(in_bytes);
+  return std::make_unique<ReshapeKernel>(in_bytes, x.shape, out.shape);
 }
 
 KernelResult make_transpose_kernel(const KernelSignature& signature) {

@@ -63,6 +63,25 @@ TEST(ReshapeTest, KeepsTheBytes) {
   EXPECT_EQ(std::memcmp(out.bytes().data(), x.bytes().data(), x.nbytes()), 0);
 }
 
+// [1, seq, heads, dim] -> [1, seq, hidden] in a left-padded chunk: the padding rows are not
+// copied; a reshape whose shapes do not lead with the chunk's rows copies every byte.
+TEST(ReshapeTest, LeavesTheChunksPaddingRowsUnwritten) {
+  KernelRegistry registry;
+  ASSERT_TRUE(register_portable_kernels(registry).ok());
+  Tensor x = pattern_tensor(DType::kF32, {1, 5, 2, 3});
+  const Attributes attrs{{"shape", std::vector<int64_t>{1, 5, 6}}};
+  auto padded = run_op_with(registry, CpuFeatures(), OpKind::kReshape, {&x}, attrs, nullptr, {5, 2, -123.0f});
+  ASSERT_TRUE(padded.ok()) << padded.status().to_string();
+  const float* got = (*padded)[0].data<float>();
+  const float* want = x.data<float>();
+  for (int64_t i = 0; i < 30; ++i) {
+    EXPECT_EQ(got[i], i < 12 ? -123.0f : want[i]) << "element " << i;
+  }
+  auto other = run_op_with(registry, CpuFeatures(), OpKind::kReshape, {&x}, attrs, nullptr, {4, 2, -123.0f});
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  EXPECT_EQ(std::memcmp((*other)[0].bytes().data(), x.bytes().data(), x.nbytes()), 0);
+}
+
 struct TransposeCase {
   DType dtype;
   Shape shape;

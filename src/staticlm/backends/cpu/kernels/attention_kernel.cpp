@@ -1,5 +1,6 @@
 // The cpu attention: the portable kernel's semantics (docs/ops.md: causal by position, grouped
-// query heads, zeros for padding rows, OutOfRange for a position past the cache), run per GQA
+// query heads, zeros for padding rows, OutOfRange for a position past the cache; a left-padded
+// chunk's padding rows that KernelContext names are left unwritten instead), run per GQA
 // group: one task scores every query head of a kv head's group against one read of its K and V
 // rows (attention_rows.h). When a call has too few groups to keep the threads busy (a decode
 // row), long caches are split too: each task covers a run of slots and keeps its softmax
@@ -45,6 +46,9 @@ class AttentionKernel final : public Kernel {
     Call call{inputs[0].data<float>(), static_cast<const uint8_t*>(inputs[1].raw()),
               static_cast<const uint8_t*>(inputs[2].raw()), inputs[3].raw(), outputs[0].data<float>()};
     const int64_t groups = sh.batch * sh.seq * sh.kv_heads;
+    // The chunk's padding rows are not computed (their outputs are unspecified, docs/ops.md): a
+    // short prompt in a 128-row chunk spent more on them than on its own rows.
+    const int64_t skipped = sh.batch == 1 && sh.seq == context.chunk_rows ? std::min(context.padding_rows, sh.seq) : 0;
     const int64_t wanted = kTasksPerThread * context.thread_pool->num_threads();
     // Groups that do not divide among the threads stay whole on a short cache: splitting SmolLM's
     // 3 kv heads into 6 runs on two threads measured slower (6.5 against 5.4 us at 128 slots in
@@ -53,14 +57,14 @@ class AttentionKernel final : public Kernel {
                              ? 1
                              : std::clamp<int64_t>(max_slots / kMinSlotsPerRun, 1, (wanted + groups - 1) / groups);
     if (runs == 1 && sh.seq > 1 && fns_.tile != nullptr) {
-      run_tiles(call, context);
+      run_tiles(call, skipped, context);
       return ok_status();
     }
     if (runs == 1) {
       // Last rows first: a row attends to every slot up to its position, so in a chunk the work
       // grows row by row, and ranges claimed in order would leave the heaviest for the end, where
       // one thread runs it while the other waits.
-      context.thread_pool->parallel_for(groups, 1, [&](int64_t begin, int64_t end) {
+      context.thread_pool->parallel_for(groups - skipped * sh.kv_heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task) {
           run_group(call, groups - 1 - task, 0, 1, nullptr);
         }
@@ -95,13 +99,14 @@ class AttentionKernel final : public Kernel {
     float* out;
   };
 
-  // A chunk's rows as tiles: per batch and kv head, its query vectors (row by row, the group's
-  // heads within a row) in tiles of fns_.tile_queries, heaviest (last rows) first.
-  void run_tiles(const Call& call, const KernelContext& context) const {
+  // A chunk's rows from `first_row` on as tiles: per batch and kv head, its query vectors (row by
+  // row, the group's heads within a row) in tiles of fns_.tile_queries, heaviest (last rows) first.
+  void run_tiles(const Call& call, int64_t first_row, const KernelContext& context) const {
     const Shape4& sh = shape_;
     const int64_t group = sh.query_heads / sh.kv_heads;
     const int64_t per_tile = std::min<int64_t>(fns_.tile_queries, kMaxTileQueries);
-    const int64_t tiles_per_head = (sh.seq * group + per_tile - 1) / per_tile;
+    const int64_t first = first_row * group;
+    const int64_t tiles_per_head = ((sh.seq - first_row) * group + per_tile - 1) / per_tile;
     const int64_t tasks = sh.batch * sh.kv_heads * tiles_per_head;
     const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
     context.thread_pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
@@ -113,7 +118,8 @@ class AttentionKernel final : public Kernel {
         const int64_t b = index / (tiles_per_head * sh.kv_heads);
         AttentionTile tile;
         int64_t slots = 0;
-        for (int64_t v = tile_index * per_tile; v < std::min(sh.seq * group, (tile_index + 1) * per_tile); ++v) {
+        for (int64_t v = first + tile_index * per_tile;
+             v < std::min(sh.seq * group, first + (tile_index + 1) * per_tile); ++v) {
           const int64_t s = v / group;
           const int64_t head = (b * sh.seq + s) * sh.query_heads + kv * group + v % group;
           tile.q[tile.count] = call.q + head * sh.head_dim;

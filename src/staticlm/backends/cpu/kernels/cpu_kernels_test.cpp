@@ -36,6 +36,32 @@ using portable_test::run_op;
 using portable_test::run_op_with;
 using portable_test::to_doubles;
 
+// Runs `op` on the cpu kernel of `path` as a chunk of `rows` rows whose first `padding` are the
+// chunk's padding (KernelContext), and expects those rows of output 0 left unwritten and the
+// others within `tolerance` of the portable kernel's, which computes every row.
+void expect_padding_rows_skipped(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
+                                 const Attributes& attrs, int64_t rows, int64_t padding, double tolerance) {
+  constexpr float kUnwritten = -123.0f;
+  auto want = run_op(op, inputs, attrs);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(path.isa), op, inputs, attrs, &kernel_name,
+                         {rows, padding, kUnwritten});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name.rfind(path.prefix, 0), 0u) << "chose " << kernel_name;
+  const std::vector<double> values = to_doubles((*got)[0]);
+  const std::vector<double> reference = to_doubles((*want)[0]);
+  ASSERT_EQ(values.size(), reference.size());
+  const size_t per_row = values.size() / static_cast<size_t>(rows);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i < static_cast<size_t>(padding) * per_row) {
+      ASSERT_EQ(values[i], kUnwritten) << "padding element " << i << " was written";
+    } else {
+      ASSERT_NEAR(values[i], reference[i], tolerance * (1.0 + std::fabs(reference[i]))) << "element " << i;
+    }
+  }
+}
+
 struct LinearCase {
   DType weight;
   int64_t rows;
@@ -512,6 +538,33 @@ TEST_P(CpuAttentionTest, RefusesAPositionPastTheCache) {
       << got.status().message();
 }
 
+// A left-padded chunk's padding rows are not computed: most of a chunk (the first tiles of one
+// query vector per head), a few rows (part of a tile), all but one row, on an f16 cache.
+TEST_P(CpuAttentionTest, LeavesTheChunksPaddingRowsUnwritten) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(28);
+  struct PaddedCase {
+    DType cache;
+    int64_t seq, query_heads, kv_heads, head_dim, padding, first_position;
+  };
+  for (const PaddedCase& c : {PaddedCase{DType::kF32, 40, 9, 3, 64, 30, 0}, PaddedCase{DType::kF32, 40, 9, 3, 64, 3, 5},
+                              PaddedCase{DType::kF16, 17, 8, 2, 20, 16, 7}}) {
+    SCOPED_TRACE(testing::Message() << dtype_name(c.cache) << " seq " << c.seq << ", " << c.padding << " padding rows");
+    const int64_t cache_len = 64;
+    Tensor q = random_tensor(DType::kF32, {1, c.seq, c.query_heads, c.head_dim}, rng);
+    Tensor k = random_tensor(c.cache, {1, c.kv_heads, cache_len, c.head_dim}, rng);
+    Tensor v = random_tensor(c.cache, {1, c.kv_heads, cache_len, c.head_dim}, rng);
+    std::vector<int64_t> at(static_cast<size_t>(c.padding), -1);
+    for (int64_t r = c.padding; r < c.seq; ++r) {
+      at.push_back(c.first_position + r - c.padding);
+    }
+    Tensor positions = portable_test::index_tensor(DType::kI32, at);
+    expect_padding_rows_skipped(GetParam(), OpKind::kAttention, {&q, &k, &v, &positions}, {}, c.seq, c.padding, 1e-5);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, ::testing::ValuesIn(kPaths),
                          [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
 
@@ -567,6 +620,23 @@ TEST_P(CpuElementwiseTest, RmsNormMatchesThePortableRmsNorm) {
     // differ by about a microunit.
     expect_conforms(GetParam(), OpKind::kRmsNorm, {&x, &weight}, Attributes{{"eps", 1e-5}}, 5e-6, 1e-7);
   }
+}
+
+// The chunk's padding rows are not computed; a norm over rows that are not the chunk's (a
+// per-head norm, say) computes them all.
+TEST_P(CpuElementwiseTest, RmsNormLeavesTheChunksPaddingRowsUnwritten) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(34);
+  Tensor x = random_tensor(DType::kF32, {1, 9, 576}, rng, -4.0f, 4.0f);
+  Tensor weight = random_tensor(DType::kF32, {576}, rng);
+  const Attributes attrs{{"eps", 1e-5}};
+  expect_padding_rows_skipped(GetParam(), OpKind::kRmsNorm, {&x, &weight}, attrs, 9, 4, 5e-6);
+  auto all = run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kRmsNorm, {&x, &weight}, attrs,
+                         nullptr, {10, 4, -123.0f});
+  ASSERT_TRUE(all.ok()) << all.status().to_string();
+  EXPECT_NE((*all)[0].data<float>()[0], -123.0f) << "a row that is not the chunk's was skipped";
 }
 
 TEST_P(CpuElementwiseTest, RopeMatchesThePortableRope) {

@@ -1,6 +1,9 @@
 // The cpu rms_norm: the portable kernel's arithmetic with the sum of squares and the scaling
 // vectorized per ISA, rows split over the pool (a prefill chunk's 128 rows are worth both threads;
-// a decode row runs inline). Takes f32 weights, as the exporter keeps norm weights.
+// a decode row runs inline), a left-padded chunk's padding rows skipped. Takes f32 weights, as the exporter keeps norm
+// weights.
+#include <algorithm>
+
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
 #include "staticlm/backends/portable/kernel_factories.h"
 
@@ -21,8 +24,11 @@ class RmsNormKernel final : public Kernel {
     const float* weight = inputs[1].data<float>();
     float* out = outputs[0].data<float>();
     const int64_t min_rows = std::max<int64_t>(1, kMinRangeValues / std::max<int64_t>(1, width_));
-    context.thread_pool->parallel_for(rows_, min_rows, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
+    // Rows that are the chunk's padding are not computed (their outputs are unspecified,
+    // docs/ops.md): a short prompt's norm costs its own rows.
+    const int64_t first = rows_ == context.chunk_rows ? std::min(context.padding_rows, rows_) : 0;
+    context.thread_pool->parallel_for(rows_ - first, min_rows, [&](int64_t begin, int64_t end) {
+      for (int64_t r = first + begin; r < first + end; ++r) {
         fns_.rms_norm(x + r * width_, weight, out + r * width_, width_, eps_);
       }
     });
