@@ -348,7 +348,7 @@ TEST_F(CliModelTest, TheRuntimeOnlyBinaryRunsWhatTheFullOneExports) {
   auto typo = run_cli("run " + delegated + " -p hi --runtime-option cpu.isa=avx3", STATICLM_RUN_CLI);
   EXPECT_NE(typo.exit_code, 0);
   EXPECT_EQ(count_lines(typo.err), 1u) << typo.err;
-  EXPECT_NE(typo.err.find("'avx3' is not one of auto, avx512, avx2, portable"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("'avx3' is not one of auto, amx, avx512, avx2, portable"), std::string::npos) << typo.err;
   auto no_export = run_cli("export " + ref_.dir + " -o " + test_temp_path("no.slm"), STATICLM_RUN_CLI);
   EXPECT_NE(no_export.exit_code, 0) << "staticlm-run has no exporter";
 }

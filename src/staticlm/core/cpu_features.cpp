@@ -5,6 +5,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <unistd.h>
+
+#include <sys/syscall.h>
+#endif
 
 namespace staticlm {
 namespace {
@@ -21,6 +26,7 @@ constexpr FeatureName kNames[] = {
     {CpuFeature::kAvx512Bf16, "avx512_bf16"},
     {CpuFeature::kNeon, "neon"},
     {CpuFeature::kNeonDotProd, "neon_dotprod"},
+    {CpuFeature::kAmxBf16, "amx_bf16"},
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -28,6 +34,33 @@ constexpr FeatureName kNames[] = {
 bool has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
+// AMX-BF16 usable by this process: the CPU has the tiles (CPUID 7.0:EDX AMX-TILE, AMX-BF16), the
+// OS saves their state (XCR0 bits 17 and 18), and Linux grants this process the tile data (a
+// dynamically enabled feature: without arch_prctl's grant the first tile instruction faults;
+// llama.cpp's AMX kernels crashed so on a VM). The grant covers every thread of the process.
+bool amx_bf16_usable() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) {
+    return false;
+  }
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 24)) == 0 || (edx & (1u << 22)) == 0) {
+    return false;
+  }
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  constexpr unsigned kTileState = (1u << 17) | (1u << 18);  // XTILECFG, XTILEDATA
+  if ((xcr0_low & kTileState) != kTileState) {
+    return false;
+  }
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 #endif
 
@@ -48,6 +81,9 @@ CpuFeatures detect() {
     }
     if (__builtin_cpu_supports("avx512bf16")) {
       features = features.with(CpuFeature::kAvx512Bf16);
+      if (amx_bf16_usable()) {
+        features = features.with(CpuFeature::kAmxBf16);
+      }
     }
   }
 #elif defined(__aarch64__)
@@ -88,14 +124,18 @@ Result<CpuFeatures> cpu_features_for_isa(std::string_view isa) {
   if (isa == "avx2") {
     return host.intersect(CpuFeatures().with(CpuFeature::kAvx2));
   }
+  const CpuFeatures avx512 = CpuFeatures()
+                                 .with(CpuFeature::kAvx2)
+                                 .with(CpuFeature::kAvx512)
+                                 .with(CpuFeature::kAvx512Vnni)
+                                 .with(CpuFeature::kAvx512Bf16);
   if (isa == "avx512") {
-    return host.intersect(CpuFeatures()
-                              .with(CpuFeature::kAvx2)
-                              .with(CpuFeature::kAvx512)
-                              .with(CpuFeature::kAvx512Vnni)
-                              .with(CpuFeature::kAvx512Bf16));
+    return host.intersect(avx512);
   }
-  return invalid_argument("isa '", isa, "': expected auto, avx512, avx2 or portable");
+  if (isa == "amx") {
+    return host.intersect(avx512.with(CpuFeature::kAmxBf16));
+  }
+  return invalid_argument("isa '", isa, "': expected auto, amx, avx512, avx2 or portable");
 }
 
 }  // namespace staticlm

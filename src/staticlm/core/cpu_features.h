@@ -20,6 +20,7 @@ enum class CpuFeature : uint32_t {
   kAvx512Bf16 = 1u << 3,   // vdpbf16ps
   kNeon = 1u << 4,         // Armv8 Advanced SIMD
   kNeonDotProd = 1u << 5,  // sdot / udot
+  kAmxBf16 = 1u << 6,      // AMX tiles with tdpbf16ps, usable: on Linux, this process was granted them
 };
 
 class CpuFeatures {
@@ -52,7 +53,8 @@ class CpuFeatures {
 
 // The feature sets a user can cap kernels at ("isa" runtime option of the cpu backend):
 // "portable" (no SIMD kernels), "avx2", "avx512" (with VNNI and BF16 where the CPU has them),
-// "auto" (everything the host has). Fails with InvalidArgument listing the names.
+// "amx" (AVX-512 and AMX tiles), "auto" (everything the host has). Fails with InvalidArgument
+// listing the names.
 Result<CpuFeatures> cpu_features_for_isa(std::string_view isa);
 
 }  // namespace staticlm

@@ -122,9 +122,13 @@ TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {
   EXPECT_EQ(*cpu_features_for_isa("portable"), CpuFeatures());
   EXPECT_FALSE(cpu_features_for_isa("avx2")->has(CpuFeature::kAvx512));
   EXPECT_TRUE(host.covers(*cpu_features_for_isa("avx512")));
+  // AMX tiles only where asked for by "amx" (or "auto"), and only where the host has them.
+  EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxBf16));
+  EXPECT_EQ(cpu_features_for_isa("amx")->has(CpuFeature::kAmxBf16), host.has(CpuFeature::kAmxBf16));
+  EXPECT_TRUE(host.covers(*cpu_features_for_isa("amx")));
   auto bad = cpu_features_for_isa("sse2");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("expected auto, avx512, avx2 or portable"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("expected auto, amx, avx512, avx2 or portable"), std::string::npos);
   EXPECT_EQ(CpuFeatures().to_string(), "none");
   EXPECT_EQ(CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512Vnni).to_string(), "avx2 avx512_vnni");
 }

@@ -318,7 +318,8 @@ std::vector<float> run_bf16_chunk(const std::vector<float>& x, const std::vector
 }
 
 // bf16_gemm=widen multiplies in f32 (the portable result on x as given); pairs rounds x to bf16
-// for vdpbf16ps where the CPU has it; auto is one of the two, as the probe decides.
+// for vdpbf16ps where the CPU has it; auto is one of the two, as the probe decides, or AMX tiles
+// (x rounded too) where the CPU has them.
 TEST(CpuBackendTest, TheBf16GemmRuntimeOptionChoosesHowBf16WeightsMultiply) {
   std::mt19937 rng(41);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -362,6 +363,10 @@ TEST(CpuBackendTest, TheBf16GemmRuntimeOptionChoosesHowBf16WeightsMultiply) {
   // of the two ways, whole.
   const std::vector<float> automatic = run_bf16_chunk(x, w, option("auto"));
   EXPECT_TRUE(near(automatic, exact) || near(automatic, rounded));
+  // Where the CPU has AMX tiles, auto takes them (x rounded as for the pairs).
+  if (CpuFeatures::host().has(CpuFeature::kAmxBf16)) {
+    EXPECT_TRUE(near(automatic, rounded));
+  }
   EXPECT_EQ(cpu::bf16_dot_speedup(1) > 0.0, has_pairs);
 }
 

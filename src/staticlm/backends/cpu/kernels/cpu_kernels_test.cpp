@@ -404,14 +404,14 @@ TEST_P(CpuLinearTest, FusedLinearsLeaveThePaddingRowsUnwritten) {
   }
 }
 
-TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
-  const CpuFeatures needed =
-      CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16);
-  if (!CpuFeatures::host().covers(needed)) {
-    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (it has: " << CpuFeatures::host().to_string() << ")";
-  }
+// The bf16 GEMMs that round x (vdpbf16ps pairs, AMX tiles) against the portable linear on x
+// rounded to bf16, through the entry `suffix` names ("_bf16", "_amx") under the `isa` cap.
+void expect_bf16_gemm_conforms(const char* isa, const char* suffix) {
   std::mt19937 rng(28);
-  // Chunks of 32 rows or more with an even K: several K blocks and pair tails, partial panels.
+  const CpuFeatures features = *cpu_features_for_isa(isa);
+  // Chunks of 32 rows or more with an even K: several K blocks and pair tails (tiles of 16
+  // pairs: 600 and 290 leave 12 and 1), partial panels, row blocks of 32 with tails of 16 and
+  // fewer.
   const std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
                                          {DType::kBF16, 32, 2, 33, false},
                                          {DType::kBF16, 128, 576, 96, false},
@@ -419,7 +419,8 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
                                          // Remainders of the 8-row blocks: 7, 6, 3.
                                          {DType::kBF16, 39, 64, 40, false},
                                          {DType::kBF16, 46, 258, 32, true},
-                                         {DType::kBF16, 35, 30, 64, false}};
+                                         {DType::kBF16, 35, 30, 64, false},
+                                         {DType::kBF16, 48, 96, 64, false}};
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]");
     Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
@@ -431,9 +432,9 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
     }
     const PackedNode node = pack_node(inputs, {1}, {});
     std::string kernel_name;
-    auto got = run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kLinear, node.inputs, node.attrs, &kernel_name);
+    auto got = run_op_with(cpu_registry(), features, OpKind::kLinear, node.inputs, node.attrs, &kernel_name);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
-    EXPECT_EQ(kernel_name, "cpu.avx512.linear_bf16");
+    EXPECT_EQ(kernel_name, std::string("cpu.avx512.linear") + suffix);
     // The oracle: the portable linear on x rounded to bf16 (to nearest even), as the kernel does.
     for (int64_t i = 0; i < x.numel(); ++i) {
       x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
@@ -442,17 +443,16 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
     ASSERT_TRUE(want.ok()) << want.status().to_string();
     expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
   }
-  // multi_linear on the pair GEMM: x rounded once for every part.
+  // multi_linear on the same GEMM: x rounded once for every part.
   Tensor x = random_tensor(DType::kF32, {40, 130}, rng);
   Tensor gate = random_tensor(DType::kBF16, {70, 130}, rng);
   Tensor up = random_tensor(DType::kBF16, {33, 130}, rng);
   const Attributes parts{{"parts", int64_t{2}}};
   const PackedNode node = pack_node({&x, &gate, &up}, {1, 2}, parts);
   std::string kernel_name;
-  auto got =
-      run_op_with(cpu_registry(), CpuFeatures::host(), OpKind::kMultiLinear, node.inputs, node.attrs, &kernel_name);
+  auto got = run_op_with(cpu_registry(), features, OpKind::kMultiLinear, node.inputs, node.attrs, &kernel_name);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
-  EXPECT_EQ(kernel_name, "cpu.avx512.multi_linear_bf16");
+  EXPECT_EQ(kernel_name, std::string("cpu.avx512.multi_linear") + suffix);
   for (int64_t i = 0; i < x.numel(); ++i) {
     x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
   }
@@ -461,6 +461,22 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
   ASSERT_EQ(got->size(), 2u);
   expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
   expect_close((*got)[1], to_doubles((*want)[1]), 1e-5, 1e-5);
+}
+
+TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
+  const CpuFeatures needed =
+      CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16);
+  if (!CpuFeatures::host().covers(needed)) {
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  expect_bf16_gemm_conforms("avx512", "_bf16");
+}
+
+TEST(CpuBf16LinearTest, TheAmxGemmEqualsThePortableLinearOnBf16RoundedX) {
+  if (!CpuFeatures::host().has(CpuFeature::kAmxBf16)) {
+    GTEST_SKIP() << "this CPU has no usable AMX-BF16 tiles (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  expect_bf16_gemm_conforms("amx", "_amx");
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),

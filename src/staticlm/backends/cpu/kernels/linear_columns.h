@@ -67,6 +67,11 @@ void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_
 // linear_columns_avx512.
 // round_to_bf16_avx512bf16 rounds x (to nearest even) for it.
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+// AMX tiles (tdpbf16ps), for the same calls as linear_columns_avx512_bf16 (x_bf16 set, bf16
+// weights, an even K): blocks of 32 rows of x against 32-column panels read in place as tiles,
+// 8192 multiply-adds per instruction; otherwise linear_columns_avx512. Needs the process's AMX
+// grant (CpuFeature::kAmxBf16).
+void linear_columns_amx_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // int8 / int4 panels (x_quantized set): vpdpbusd (AVX-512 VNNI), or the same integer products
 // with vpmaddwd (AVX2); both give identical results. `scratch` holds an int4 group unpacked.

@@ -10,9 +10,11 @@ namespace {
 // (one row) with the 512-bit GEMV, four streams per thread: on an AMD Zen 5 it beat the 256-bit
 // one with two streams by 5-20% (a 256-bit GEMV of one stream had been 10-15% faster on Zen 4,
 // before more streams were tried; docs/performance.md).
-// The bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
+// The amx entry takes bf16 weights only and multiplies bf16 tiles at prefill (tdpbf16ps); the
+// bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
 // vnni entry takes int8 / int4 panels only (vpdpbusd); the others take int8 / int4 through the
 // AVX2 integer path, which computes exactly what vpdpbusd does.
+constexpr int kAmxBf16Priority = 35;
 constexpr int kAvx512Bf16Priority = 30;
 constexpr int kAvx512VnniPriority = 25;
 constexpr int kAvx512Priority = 20;
@@ -21,12 +23,24 @@ constexpr int kAvx2Priority = 10;
 const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
 const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
 const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
+const CpuFeatures kAmxBf16Features = kAvx512Bf16Features.with(CpuFeature::kAmxBf16);
 const CpuFeatures kAvx512VnniFeatures = kAvx512Features.with(CpuFeature::kAvx512Vnni);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
 KernelFactory linear_factory(LinearFactory make, cpu::LinearEntryPoints entry_points) {
   return [make, entry_points](const KernelSignature& signature) { return make(signature, entry_points); };
+}
+
+// The entries whose chunk GEMM multiplies bf16 weights as bf16 (tiles or pairs, `gemm`): x is
+// rounded once per call; decode and the other calls run the AVX-512 GEMV / GEMM.
+cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm) {
+  return {.gemv = cpu::linear_columns_avx512,
+          .gemm = gemm,
+          .round_bf16 = cpu::round_to_bf16_avx512bf16,
+          .swiglu = cpu::swiglu_avx512,
+          .add = cpu::add_avx512,
+          .rotate_half = cpu::rotate_half_avx512};
 }
 
 using ElementwiseFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::ElementwiseFns);
@@ -44,7 +58,7 @@ KernelFactory attention_factory(cpu::AttentionRowFns fns) {
 Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
   // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the entries:
-  // "cpu.<isa>.<op>[_bf16]".
+  // "cpu.<isa>.<op>[_amx|_bf16|_vnni]".
   struct LinearOp {
     OpKind op;
     LinearFactory make;
@@ -57,13 +71,11 @@ Status register_cpu_kernels(KernelRegistry& registry) {
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
     STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_amx"), kAmxBf16Features, kAmxBf16Priority,
+                      linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_amx_bf16))}));
+    STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
-                      linear_factory(entry.make, {.gemv = cpu::linear_columns_avx512,
-                                                  .gemm = cpu::linear_columns_avx512_bf16,
-                                                  .round_bf16 = cpu::round_to_bf16_avx512bf16,
-                                                  .swiglu = cpu::swiglu_avx512,
-                                                  .add = cpu::add_avx512,
-                                                  .rotate_half = cpu::rotate_half_avx512})}));
+                      linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_avx512_bf16))}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_avx512,

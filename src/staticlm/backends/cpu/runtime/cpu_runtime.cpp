@@ -46,13 +46,17 @@ std::vector<OptionSpec> runtime_option_specs() {
   return {
       enum_option("isa", "auto",
                   {{"auto", "everything this CPU has", std::nullopt},
-                   {"avx512", "at most AVX-512 (with VNNI and BF16)", std::nullopt},
+                   {"amx", "at most AVX-512 with AMX tiles (bf16 GEMMs)", std::nullopt},
+                   {"avx512", "at most AVX-512 (with VNNI and BF16, without AMX)", std::nullopt},
                    {"avx2", "at most AVX2 with FMA", std::nullopt},
                    {"portable", "the portable reference kernels only", std::nullopt}},
                   "runtime", {}, "the widest instruction set the cpu backend's kernels may use"),
       enum_option("bf16_gemm", "auto",
-                  {{"auto", "pairs where a probe at load finds vdpbf16ps faster than f32 multiply-adds", std::nullopt},
-                   {"pairs", "multiply bf16 pairs with vdpbf16ps (x rounded to bf16)", std::nullopt},
+                  {{"auto",
+                    "AMX tiles where the CPU has them, else pairs where a probe at load finds vdpbf16ps faster "
+                    "than f32 multiply-adds",
+                    std::nullopt},
+                   {"pairs", "multiply bf16 pairs with vdpbf16ps (x rounded to bf16), never AMX tiles", std::nullopt},
                    {"widen", "widen the weights to f32 and multiply in f32", std::nullopt}},
                   "runtime", {}, "how a chunk's GEMM multiplies bf16 weights on a CPU with AVX-512 BF16")};
 }
@@ -100,9 +104,14 @@ Result<std::unique_ptr<DelegateHandle>> CpuBackendRuntime::init(const DelegateIn
   context.kernels = &kernels_;
   STATICLM_ASSIGN_OR_RETURN(context.allowed_features, cpu_features_for_isa(isa));
   STATICLM_ASSIGN_OR_RETURN(std::string bf16_gemm, init.options->get_string("bf16_gemm"));
-  if (bf16_gemm == "widen" || (bf16_gemm == "auto" && !pair_gemm_wins())) {
-    // The bf16 pair GEMM is the only kernel that needs the feature.
-    context.allowed_features = context.allowed_features.without(CpuFeature::kAvx512Bf16);
+  // AMX tiles multiply 16 x 32 by 32 x 16 bf16 per instruction, far past either alternative, so
+  // auto takes them where the CPU has them (and the isa cap allows); otherwise the probe decides.
+  const bool tiles = context.allowed_features.has(CpuFeature::kAmxBf16);
+  if (bf16_gemm == "widen" || (bf16_gemm == "auto" && !tiles && !pair_gemm_wins())) {
+    // The bf16 GEMMs (pairs and tiles) are the only kernels that need the features.
+    context.allowed_features = context.allowed_features.without(CpuFeature::kAvx512Bf16).without(CpuFeature::kAmxBf16);
+  } else if (bf16_gemm == "pairs") {
+    context.allowed_features = context.allowed_features.without(CpuFeature::kAmxBf16);
   }
   context.named_data = init.named_data;
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<PreparedMethod> method, PreparedMethod::prepare(std::move(spec), context));
