@@ -22,8 +22,10 @@ using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t 
 struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
-  // Set for the bf16 GEMM entry: it takes only bf16 weights, and rounds x with this per call.
+  // Set for the bf16 GEMM entries: they take only bf16 weights, and round x with this per call
+  // of at least round_min_rows rows (fewer run the f32 GEMM on the widened weights).
   void (*round_bf16)(const float* x, int64_t count, uint16_t* out) = nullptr;
+  int64_t round_min_rows = kPackedMinRows;
   // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;

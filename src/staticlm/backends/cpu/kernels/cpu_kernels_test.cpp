@@ -405,22 +405,28 @@ TEST_P(CpuLinearTest, FusedLinearsLeaveThePaddingRowsUnwritten) {
 }
 
 // The bf16 GEMMs that round x (vdpbf16ps pairs, AMX tiles) against the portable linear on x
-// rounded to bf16, through the entry `suffix` names ("_bf16", "_amx") under the `isa` cap.
-void expect_bf16_gemm_conforms(const char* isa, const char* suffix) {
+// rounded to bf16, through the entry `suffix` names ("_bf16", "_amx") under the `isa` cap, which
+// rounds x from `min_rows` rows.
+void expect_bf16_gemm_conforms(const char* isa, const char* suffix, int64_t min_rows) {
   std::mt19937 rng(28);
   const CpuFeatures features = *cpu_features_for_isa(isa);
   // Chunks of 32 rows or more with an even K: several K blocks and pair tails (tiles of 16
   // pairs: 600 and 290 leave 12 and 1), partial panels, row blocks of 32 with tails of 16 and
-  // fewer.
-  const std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
-                                         {DType::kBF16, 32, 2, 33, false},
-                                         {DType::kBF16, 128, 576, 96, false},
-                                         {DType::kBF16, 33, 290, 5, false},
-                                         // Remainders of the 8-row blocks: 7, 6, 3.
-                                         {DType::kBF16, 39, 64, 40, false},
-                                         {DType::kBF16, 46, 258, 32, true},
-                                         {DType::kBF16, 35, 30, 64, false},
-                                         {DType::kBF16, 48, 96, 64, false}};
+  // fewer; and, where the entry rounds them, chunks of a few rows (one tile of fewer rows).
+  std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
+                                   {DType::kBF16, 32, 2, 33, false},
+                                   {DType::kBF16, 128, 576, 96, false},
+                                   {DType::kBF16, 33, 290, 5, false},
+                                   // Remainders of the 8-row blocks: 7, 6, 3.
+                                   {DType::kBF16, 39, 64, 40, false},
+                                   {DType::kBF16, 46, 258, 32, true},
+                                   {DType::kBF16, 35, 30, 64, false},
+                                   {DType::kBF16, 48, 96, 64, false}};
+  if (min_rows <= 2) {
+    cases.insert(
+        cases.end(),
+        {{DType::kBF16, 2, 576, 64, false}, {DType::kBF16, 8, 290, 40, true}, {DType::kBF16, 17, 64, 96, false}});
+  }
   for (const LinearCase& c : cases) {
     SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]");
     Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
@@ -469,14 +475,14 @@ TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
   if (!CpuFeatures::host().covers(needed)) {
     GTEST_SKIP() << "this CPU has no AVX-512 BF16 (it has: " << CpuFeatures::host().to_string() << ")";
   }
-  expect_bf16_gemm_conforms("avx512", "_bf16");
+  expect_bf16_gemm_conforms("avx512", "_bf16", cpu::kPackedMinRows);
 }
 
 TEST(CpuBf16LinearTest, TheAmxGemmEqualsThePortableLinearOnBf16RoundedX) {
   if (!CpuFeatures::host().has(CpuFeature::kAmxBf16)) {
     GTEST_SKIP() << "this CPU has no usable AMX-BF16 tiles (it has: " << CpuFeatures::host().to_string() << ")";
   }
-  expect_bf16_gemm_conforms("amx", "_amx");
+  expect_bf16_gemm_conforms("amx", "_amx", cpu::kTileMinRows);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),

@@ -25,7 +25,11 @@ float* thread_scratch() {
   return scratch;
 }
 
-CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, RoundBf16Fn round_bf16) {
+Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points) {
+  return {entry_points.round_bf16, entry_points.round_min_rows};
+}
+
+CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding) {
   const int64_t rows = shape.rows;
   const int64_t inner = shape.inner;
   CallRows call{rows, 0, x, nullptr};
@@ -34,10 +38,10 @@ CallRows call_rows(const float* x, const LinearOperands& shape, const KernelCont
     call.rows = rows - call.padding;
     call.x = x + call.padding * inner;
   }
-  if (round_bf16 != nullptr && call.rows >= kPackedMinRows) {
+  if (rounding.round != nullptr && call.rows >= rounding.min_rows) {
     thread_local std::vector<uint16_t> rounded;
     rounded.resize(static_cast<size_t>(call.rows * inner));
-    round_bf16(call.x, call.rows * inner, rounded.data());
+    rounding.round(call.x, call.rows * inner, rounded.data());
     call.x_bf16 = rounded.data();
   }
   if (shape.codes != PanelCodes::kFloat && call.rows > 0) {

@@ -45,8 +45,15 @@ struct CallRows {
 // The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
 float* thread_scratch();
 
+// How an entry rounds x to bf16 (round null: it does not), from how many rows of a call.
+struct Bf16Rounding {
+  RoundBf16Fn round = nullptr;
+  int64_t min_rows = kPackedMinRows;
+};
+Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points);
+
 // `shape` is the first part's: its weights say whether x is rounded or quantized.
-CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, RoundBf16Fn round_bf16);
+CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding);
 
 // Part `part` bound to the call's rows and tensors.
 LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const TensorView> inputs,

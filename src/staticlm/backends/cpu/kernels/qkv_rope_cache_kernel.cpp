@@ -67,11 +67,11 @@ struct CacheShape {
 
 class QkvRopeCacheKernel final : public Kernel {
  public:
-  QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, RoundBf16Fn round_bf16,
+  QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, Bf16Rounding rounding,
                      RotateHalfFn rotate_half, std::vector<double> inv_freq, DType positions_dtype, CacheShape cache)
       : columns_fn_(columns_fn),
         parts_(parts),
-        round_bf16_(round_bf16),
+        rounding_(rounding),
         rotate_half_(rotate_half),
         inv_freq_(std::move(inv_freq)),
         positions_dtype_(positions_dtype),
@@ -79,7 +79,7 @@ class QkvRopeCacheKernel final : public Kernel {
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
-    const CallRows call = call_rows(inputs[io::kX].data<float>(), parts_[kQ].shape, context, round_bf16_);
+    const CallRows call = call_rows(inputs[io::kX].data<float>(), parts_[kQ].shape, context, rounding_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -238,7 +238,7 @@ class QkvRopeCacheKernel final : public Kernel {
 
   LinearColumnsFn columns_fn_;
   std::array<Part, 3> parts_;
-  RoundBf16Fn round_bf16_;
+  Bf16Rounding rounding_;
   RotateHalfFn rotate_half_;
   std::vector<double> inv_freq_;
   DType positions_dtype_;
@@ -287,7 +287,7 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
   STATICLM_RETURN_IF_ERROR(check_same_format({parts.begin(), parts.end()}, "qkv_rope_cache"));
   const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, cache.dtype};
   return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
-      columns_fn(parts[kQ], entry_points), parts, entry_points.round_bf16, entry_points.rotate_half,
+      columns_fn(parts[kQ], entry_points), parts, bf16_rounding(entry_points), entry_points.rotate_half,
       std::move(inv_freq), signature.inputs[io::kPositions]->dtype, shape));
 }
 
