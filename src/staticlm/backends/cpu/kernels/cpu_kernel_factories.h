@@ -23,9 +23,11 @@ struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
   // Set for the bf16 GEMM entries: they take only bf16 weights, and round x with this per call
-  // of at least round_min_rows rows (fewer run the f32 GEMM on the widened weights).
+  // of at least round_min_rows rows (fewer run the f32 GEMM on the widened weights); their GEMM
+  // runs blocks of round_block_rows rows, which a slice of a call's rows keeps whole.
   void (*round_bf16)(const float* x, int64_t count, uint16_t* out) = nullptr;
   int64_t round_min_rows = kPackedMinRows;
+  int64_t round_block_rows = kPackedBlockRows;
   // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;

@@ -240,7 +240,7 @@ TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
 }
 
 // Items that do not divide among the threads are cut into slices of rows, one per thread, each
-// starting on a whole block of the micro-kernel's 6 rows and together covering every row once.
+// starting on a whole block of the GEMM's rows and together covering every row once.
 TEST(CpuKernelsTest, RowSlicesSpreadAnOddItemCountInWholeBlocks) {
   EXPECT_EQ(cpu::row_slices(9, 128, 2), 2);  // SmolLM's o_proj / down_proj
   EXPECT_EQ(cpu::row_slices(9, 128, 4), 4);
@@ -248,19 +248,25 @@ TEST(CpuKernelsTest, RowSlicesSpreadAnOddItemCountInWholeBlocks) {
   EXPECT_EQ(cpu::row_slices(17, 128, 2), 1);  // enough items that the last one's wait is small
   EXPECT_EQ(cpu::row_slices(9, 20, 2), 1);    // too few rows to cut
   EXPECT_EQ(cpu::row_slices(9, 128, 1), 1);
-  for (const auto& [rows, slices] : std::vector<std::pair<int64_t, int64_t>>{{128, 2}, {128, 4}, {30, 2}, {49, 4}}) {
-    SCOPED_TRACE(testing::Message() << rows << " rows in " << slices << " slices");
-    EXPECT_EQ(cpu::slice_start(rows, slices, 0), 0);
-    EXPECT_EQ(cpu::slice_start(rows, slices, slices), rows);
-    for (int64_t s = 1; s < slices; ++s) {
-      const int64_t start = cpu::slice_start(rows, slices, s);
-      EXPECT_EQ(start % 6, 0);
-      EXPECT_GT(start, cpu::slice_start(rows, slices, s - 1));
-      EXPECT_LT(start, rows);
+  // The float GEMM's blocks of 6 rows, the bf16 pair GEMM's 8 and the tiles' 16.
+  for (const int64_t block : {cpu::kFloatSliceRows, cpu::kPackedBlockRows, cpu::kTileBlockRows}) {
+    for (const auto& [rows, slices] : std::vector<std::pair<int64_t, int64_t>>{{128, 2}, {128, 4}, {30, 2}, {49, 4}}) {
+      SCOPED_TRACE(testing::Message() << rows << " rows in " << slices << " slices of blocks of " << block);
+      EXPECT_EQ(cpu::slice_start(rows, slices, 0, block), 0);
+      EXPECT_EQ(cpu::slice_start(rows, slices, slices, block), rows);
+      for (int64_t s = 1; s < slices && (s + 1) * block <= rows; ++s) {
+        const int64_t start = cpu::slice_start(rows, slices, s, block);
+        EXPECT_EQ(start % block, 0);
+        EXPECT_GT(start, cpu::slice_start(rows, slices, s - 1, block));
+        EXPECT_LT(start, rows);
+      }
     }
   }
-  // Two slices of a 128-row chunk: 66 and 62 rows (11 blocks and 10 blocks + 2 rows).
-  EXPECT_EQ(cpu::slice_start(128, 2, 1), 66);
+  // Two slices of a 128-row chunk: 66 and 62 rows for the float GEMM (11 blocks and 10 blocks + 2
+  // rows), 64 and 64 for the bf16 ones (a 66-row slice would end in a block of 2 rows).
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kFloatSliceRows), 66);
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kPackedBlockRows), 64);
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kTileBlockRows), 64);
 }
 
 TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {

@@ -20,11 +20,11 @@
 namespace staticlm::cpu {
 namespace {
 
-constexpr int kTileRows = 16;                       // rows of x (and of sums) per tile
-constexpr int kTilePairs = 16;                      // pairs of K per step: 32 bf16 of a row of x
-constexpr int kTileBytes = 64;                      // bytes of a tile row
-constexpr int64_t kBlockRows = 2 * kTileRows;       // rows of x per block
-constexpr int64_t kPanelBytes = kPanelColumns * 4;  // a panel row: 32 pairs of bf16
+constexpr int kTileRows = static_cast<int>(kTileBlockRows);  // rows of x (and of sums) per tile
+constexpr int kTilePairs = 16;                               // pairs of K per step: 32 bf16 of a row of x
+constexpr int kTileBytes = 64;                               // bytes of a tile row
+constexpr int64_t kBlockRows = 2 * kTileRows;                // rows of x per block
+constexpr int64_t kPanelBytes = kPanelColumns * 4;           // a panel row: 32 pairs of bf16
 
 // The layout _tile_loadconfig reads (palette 1).
 struct TileConfig {

@@ -48,6 +48,10 @@ inline constexpr int64_t kPackedMinRows = 32;
 // up with the stream where the widened GEMM could not (an 8-token bf16 prompt 1.7x faster on an
 // Intel Xeon); a single row is decode's, on the GEMV.
 inline constexpr int64_t kTileMinRows = 2;
+// Rows of the blocks the pair GEMM (8 rows of accumulators) and the tile GEMM (a tile's 16 rows)
+// run.
+inline constexpr int64_t kPackedBlockRows = 8;
+inline constexpr int64_t kTileBlockRows = 16;
 
 // Computes columns [n_begin, n_end) of every row, without the bias (the caller adds it: the ISA
 // files touch nothing but registers and memory). n_begin is a multiple of kPanelColumns;

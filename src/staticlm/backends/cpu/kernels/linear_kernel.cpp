@@ -67,8 +67,8 @@ class LinearKernel final : public Kernel {
               static_cast<size_t>(std::upper_bound(first_item.begin() + 1,
                                                    first_item.begin() + static_cast<int64_t>(parts_.size()) + 1, item) -
                                   first_item.begin() - 1);
-          const int64_t first = slice_start(call.rows, slices, i % slices);
-          const int64_t count = slice_start(call.rows, slices, i % slices + 1) - first;
+          const int64_t first = slice_start(call.rows, slices, i % slices, call.block_rows);
+          const int64_t count = slice_start(call.rows, slices, i % slices + 1, call.block_rows) - first;
           const int64_t n_begin = (item - first_item[p]) * item_columns_;
           run_columns(row_span(ops[p], first, count),
                       residuals[p] != nullptr ? residuals[p] + first * ops[p].columns : nullptr, n_begin,

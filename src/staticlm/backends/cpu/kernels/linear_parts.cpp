@@ -13,8 +13,6 @@ namespace {
 constexpr int64_t kMinRangeWork = 1 << 15;
 // Rows of x a thread quantizes at least: a few microseconds of work.
 constexpr int64_t kQuantizeMinRows = 4;
-// Slices start on multiples of this many rows: the float micro-kernels' block (AVX-512 and AVX2: 6).
-constexpr int64_t kSliceRows = 6;
 // From this many items per thread on, the last one's wait is small enough to leave.
 constexpr int64_t kBalancedItemsPerThread = 8;
 
@@ -26,7 +24,7 @@ float* thread_scratch() {
 }
 
 Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points) {
-  return {entry_points.round_bf16, entry_points.round_min_rows};
+  return {entry_points.round_bf16, entry_points.round_min_rows, entry_points.round_block_rows};
 }
 
 CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding) {
@@ -42,6 +40,7 @@ CallRows call_rows(const float* x, const LinearOperands& shape, const KernelCont
     thread_local std::vector<uint16_t> rounded;
     rounded.resize(static_cast<size_t>(call.rows * inner));
     rounding.round(call.x, call.rows * inner, rounded.data());
+    call.block_rows = rounding.block_rows;
     call.x_bf16 = rounded.data();
   }
   if (shape.codes != PanelCodes::kFloat && call.rows > 0) {
@@ -93,17 +92,17 @@ int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int thre
 
 int64_t row_slices(int64_t items, int64_t rows, int threads) {
   if (threads <= 1 || items % threads == 0 || items >= kBalancedItemsPerThread * threads ||
-      rows < 2 * kSliceRows * threads) {
+      rows < 2 * kFloatSliceRows * threads) {
     return 1;
   }
   return threads;
 }
 
-int64_t slice_start(int64_t rows, int64_t slices, int64_t slice) {
+int64_t slice_start(int64_t rows, int64_t slices, int64_t slice, int64_t block_rows) {
   if (slice >= slices) {
     return rows;
   }
-  const int64_t per_slice = (rows / slices + kSliceRows - 1) / kSliceRows * kSliceRows;
+  const int64_t per_slice = (rows / slices + block_rows - 1) / block_rows * block_rows;
   return std::min(rows, slice * per_slice);
 }
 

@@ -19,6 +19,9 @@ namespace staticlm::cpu {
 
 inline constexpr uintptr_t kLineBytes = 64;
 inline constexpr int64_t kLineFloats = kLineBytes / sizeof(float);
+// Rows of the float micro-kernels' blocks (AVX-512 and AVX2: 6), which a slice of rows keeps
+// whole.
+inline constexpr int64_t kFloatSliceRows = 6;
 
 using RoundBf16Fn = void (*)(const float*, int64_t, uint16_t*);
 
@@ -40,15 +43,20 @@ struct CallRows {
   const float* x = nullptr;
   const uint16_t* x_bf16 = nullptr;
   const QuantizedRows* x_quantized = nullptr;
+  // Rows of the blocks the call's GEMM runs (the bf16 GEMM's where x is rounded), which a slice
+  // of rows keeps whole: a 66-row slice in tiles of 16 would end in a block of 2 costing 16.
+  int64_t block_rows = kFloatSliceRows;
 };
 
 // The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
 float* thread_scratch();
 
-// How an entry rounds x to bf16 (round null: it does not), from how many rows of a call.
+// How an entry rounds x to bf16 (round null: it does not): from how many rows of a call, and
+// the rows of its GEMM's blocks.
 struct Bf16Rounding {
   RoundBf16Fn round = nullptr;
   int64_t min_rows = kPackedMinRows;
+  int64_t block_rows = kPackedBlockRows;
 };
 Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points);
 
@@ -80,8 +88,9 @@ int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int thre
 int64_t row_slices(int64_t items, int64_t rows, int threads);
 // Rows [first, first + count) of a float `op` alone (its x, x_bf16 and out moved on).
 LinearOperands row_span(const LinearOperands& op, int64_t first, int64_t count);
-// The first row of slice `slice` of `slices` over `rows` rows (the last slice ends at `rows`).
-int64_t slice_start(int64_t rows, int64_t slices, int64_t slice);
+// The first row of slice `slice` of `slices` over `rows` rows (the last slice ends at `rows`),
+// slices holding whole blocks of `block_rows` (the call's GEMM's, CallRows::block_rows).
+int64_t slice_start(int64_t rows, int64_t slices, int64_t slice, int64_t block_rows);
 
 // `op`'s columns [first, first + count) alone, as a linear of those columns writing
 // [rows, count] to `out`. `first` is a multiple of kPanelColumns.

@@ -128,8 +128,8 @@ class QkvRopeCacheKernel final : public Kernel {
           for (int64_t item = begin; item < end; ++item) {
             const int64_t head = item / slices;
             const auto [p, h] = projection_head(head, q_heads);
-            const int64_t first = slice_start(call.rows, slices, item % slices);
-            const int64_t count = slice_start(call.rows, slices, item % slices + 1) - first;
+            const int64_t first = slice_start(call.rows, slices, item % slices, call.block_rows);
+            const int64_t count = slice_start(call.rows, slices, item % slices + 1, call.block_rows) - first;
             run_head(row_span(ops[static_cast<size_t>(p)], first, count), p, h, first, row_positions, table, buffer,
                      caches[p]);
           }

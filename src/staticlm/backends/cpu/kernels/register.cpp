@@ -34,11 +34,12 @@ KernelFactory linear_factory(LinearFactory make, cpu::LinearEntryPoints entry_po
 
 // The entries whose chunk GEMM multiplies bf16 weights as bf16 (tiles or pairs, `gemm`): x is
 // rounded once per call; decode and the other calls run the AVX-512 GEMV / GEMM.
-cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t round_min_rows) {
+cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_rows, int64_t block_rows) {
   return {.gemv = cpu::linear_columns_avx512,
           .gemm = gemm,
           .round_bf16 = cpu::round_to_bf16_avx512bf16,
-          .round_min_rows = round_min_rows,
+          .round_min_rows = min_rows,
+          .round_block_rows = block_rows,
           .swiglu = cpu::swiglu_avx512,
           .add = cpu::add_avx512,
           .rotate_half = cpu::rotate_half_avx512};
@@ -73,10 +74,12 @@ Status register_cpu_kernels(KernelRegistry& registry) {
     const std::string_view name = op_name(entry.op);
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_amx"), kAmxBf16Features, kAmxBf16Priority,
-                      linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_amx_bf16, cpu::kTileMinRows))}));
-    STATICLM_RETURN_IF_ERROR(registry.add(
-        {entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
-         linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_avx512_bf16, cpu::kPackedMinRows))}));
+                      linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_amx_bf16, cpu::kTileMinRows,
+                                                                   cpu::kTileBlockRows))}));
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_bf16"), kAvx512Bf16Features, kAvx512Bf16Priority,
+                      linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_avx512_bf16, cpu::kPackedMinRows,
+                                                                   cpu::kPackedBlockRows))}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_avx512,
