@@ -47,8 +47,9 @@ def build_peer():
             shutil.rmtree(PEER)
         run(["git", "clone", "-q", os.path.join(tmp, "package/llama/gitRelease.bundle"), PEER])
     # No AMX: -march=native turns on llama.cpp's AMX kernels on Intel hosts that have it, and in
-    # the VMs measured they crash (SIGSEGV in ggml_backend_amx_mul_mat: the tile state is not
-    # granted to the guest); staticlm does not use AMX either, so both sides run AVX-512.
+    # a VM that does not grant the tile state to the guest they crash (SIGSEGV in
+    # ggml_backend_amx_mul_mat). They take quantized types only; staticlm's tiles take bf16 only
+    # (where granted), so the q8_0 / q4_0 rows compare AVX-512 with AVX-512 either way.
     no_amx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     run(["cmake", "-S", PEER, "-B", os.path.join(PEER, "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
          "-DGGML_NATIVE=ON", f"-DCMAKE_C_FLAGS={no_amx}", f"-DCMAKE_CXX_FLAGS={no_amx}", "-DLLAMA_CURL=OFF",
