@@ -37,9 +37,9 @@ bool has_f16c() {
 }
 
 // AMX-BF16 usable by this process: the CPU has the tiles (CPUID 7.0:EDX AMX-TILE, AMX-BF16), the
-// OS saves their state (XCR0 bits 17 and 18), and Linux grants this process the tile data (a
-// dynamically enabled feature: without arch_prctl's grant the first tile instruction faults;
-// llama.cpp's AMX kernels crashed so on a VM). The grant covers every thread of the process.
+// OS saves their state (XCR0 bits 17 and 18; a VM may not expose it), and Linux grants this
+// process the tile data (a dynamically enabled feature: without arch_prctl's grant the first
+// tile instruction faults). The grant covers every thread of the process.
 bool amx_bf16_usable() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) {
@@ -54,7 +54,7 @@ bool amx_bf16_usable() {
   if ((xcr0_low & kTileState) != kTileState) {
     return false;
   }
-#if defined(__linux__)
+#if defined(__linux__) && defined(SYS_arch_prctl)
   constexpr long kArchReqXcompPerm = 0x1023;
   constexpr long kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
