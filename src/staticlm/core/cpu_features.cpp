@@ -1,5 +1,6 @@
 #include "staticlm/core/cpu_features.h"
 
+#include <cstring>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -111,6 +112,26 @@ std::string CpuFeatures::to_string() const {
     }
   }
   return out.empty() ? "none" : out;
+}
+
+CpuVendor cpu_vendor() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const CpuVendor vendor = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) {
+      return CpuVendor::kOther;
+    }
+    char name[12];
+    std::memcpy(name, &ebx, 4);
+    std::memcpy(name + 4, &edx, 4);
+    std::memcpy(name + 8, &ecx, 4);
+    const std::string_view id(name, sizeof(name));
+    return id == "GenuineIntel" ? CpuVendor::kIntel : id == "AuthenticAMD" ? CpuVendor::kAmd : CpuVendor::kOther;
+  }();
+  return vendor;
+#else
+  return CpuVendor::kOther;
+#endif
 }
 
 Result<CpuFeatures> cpu_features_for_isa(std::string_view isa) {

@@ -51,6 +51,11 @@ class CpuFeatures {
   uint32_t bits_ = 0;
 };
 
+// Who made the host CPU: kernels tuned by measurement on one vendor's cores may choose by it
+// where no feature tells the cores apart (the GEMV's weight streams per thread).
+enum class CpuVendor { kIntel, kAmd, kOther };
+CpuVendor cpu_vendor();
+
 // The feature sets a user can cap kernels at ("isa" runtime option of the cpu backend):
 // "portable" (no SIMD kernels), "avx2", "avx512" (with VNNI and BF16 where the CPU has them),
 // "amx" (AVX-512 and AMX tiles), "auto" (everything the host has). Fails with InvalidArgument

@@ -3,6 +3,9 @@
 // one; the chain ends at the portable kernel; other errors are not swallowed.
 #include "staticlm/runtime/kernel_registry.h"
 
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/portable/register.h"
@@ -114,6 +117,25 @@ TEST(KernelRegistryTest, APreparedMethodUsesTheFeaturesItIsAllowed) {
   auto prepared = PreparedMethod::prepare(method, context);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
   EXPECT_EQ((*prepared)->choices()[0].runner, "test.avx2.linear");
+}
+
+// The vendor CPUID names is the one the kernel reports in /proc/cpuinfo.
+TEST(CpuFeaturesTest, TheVendorIsTheOneTheKernelReports) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::string reported;
+  while (reported.empty() && std::getline(cpuinfo, line)) {
+    if (line.rfind("vendor_id", 0) == 0) {
+      reported = line.substr(line.find(':') + 2);
+    }
+  }
+  if (reported.empty()) {
+    GTEST_SKIP() << "no vendor_id in /proc/cpuinfo (not an x86 Linux host)";
+  }
+  const CpuVendor expected = reported == "GenuineIntel"   ? CpuVendor::kIntel
+                             : reported == "AuthenticAMD" ? CpuVendor::kAmd
+                                                          : CpuVendor::kOther;
+  EXPECT_EQ(cpu_vendor(), expected) << reported;
 }
 
 TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {

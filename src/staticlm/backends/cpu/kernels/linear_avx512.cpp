@@ -1,7 +1,10 @@
 // The linear panels for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, a
 // 32-column panel in two; GEMM micro-kernels of 6 rows x 32 columns (12 accumulators); the
-// GEMV streams four panels per thread (on an AMD Zen 5, whose units are 512 bits wide, it decoded
-// 5-20% faster than two 256-bit streams; docs/performance.md).
+// GEMV streams four panels per thread on AMD and two on Intel: on an AMD Zen 5 four 512-bit
+// streams decoded 5-20% faster than two; on an Intel Xeon (Emerald Rapids) two decoded the 1B
+// shape's f32 weights, read from memory, 12% faster than four (level at bf16 and on SmolLM,
+// whose weights its L3 partly holds), and on an earlier Xeon two had beaten one by 24% at bf16
+// (docs/performance.md).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -9,6 +12,7 @@
 #include <immintrin.h>
 
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/core/cpu_features.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
@@ -19,6 +23,11 @@
 namespace staticlm::cpu {
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
+  static const bool two_streams = cpu_vendor() == CpuVendor::kIntel;
+  if (operands.rows == 1 && two_streams) {
+    tiles::linear_columns<simd::Avx512, 2>(operands, n_begin, n_end, scratch);
+    return;
+  }
   tiles::linear_columns<simd::Avx512, 4>(operands, n_begin, n_end, scratch);
 }
 
