@@ -74,7 +74,8 @@ inline void prefetch_lines(const char* p) {
 // A thread reads STREAMS panels at once (fewer where its range ends): with one stream per thread
 // the 16-bit GEMV read memory about 20% slower than with two on an Intel Xeon (19.9 against 24.6
 // GB/s at bf16), on an AMD Zen 2 four beat two by 16% at bf16, and on a Zen 5 four 512-bit streams
-// beat two 256-bit ones by 5-20% (six and eight were no better; docs/performance.md). kSteps k
+// beat two 256-bit ones by 5-20% (six and eight were no better), where a later Intel Xeon read
+// memory faster with two than four (linear_avx512.cpp; docs/performance.md). kSteps k
 // values are in flight at once (at least eight accumulators with two streams) to hide the
 // multiply-add latency. A panel has its own accumulators and the same kSteps whether it goes
 // alone or beside others, so its sums come out the same however the columns are split over
