@@ -1,7 +1,7 @@
 // The cpu rms_norm: the portable kernel's arithmetic with the sum of squares and the scaling
-// vectorized per ISA, rows split over the pool (a prefill chunk's 128 rows are worth both threads;
-// a decode row runs inline), a left-padded chunk's padding rows skipped. Takes f32 weights, as the exporter keeps norm
-// weights.
+// vectorized per ISA, rows split over the pool (a prefill chunk's 128 rows are worth both
+// threads; a decode row runs inline), a left-padded chunk's padding rows skipped. Takes f32
+// weights, as the exporter keeps norm weights.
 #include <algorithm>
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
