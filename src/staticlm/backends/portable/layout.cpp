@@ -1,7 +1,7 @@
 // Layout ops move bytes and never look at values, so one implementation serves every dtype:
-// reshape copies the buffer (but the rows of a left-padded chunk's padding, where both shapes lead
-// with the chunk's rows); transpose, slice and concat move whole elements of the dtype's byte
-// size (block-quantized dtypes are refused for those three).
+// reshape copies the buffer (but the rows of a left-padded chunk's padding, where both shapes'
+// first dimension other than 1 is the chunk's rows); transpose, slice and concat move whole elements of the dtype's
+// byte size (block-quantized dtypes are refused for those three).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -19,27 +19,27 @@ void copy_bytes(void* out, const void* in, uint64_t bytes) {
   }
 }
 
-// The products of a shape's leading dimensions: 1, d0, d0 * d1, ...
-std::vector<int64_t> leading_products(const Shape& shape) {
-  std::vector<int64_t> products = {1};
+// A shape's first dimension that is not 1 (its rows, in [1, seq, ...]); 1 where there is none.
+int64_t leading_rows(const Shape& shape) {
   for (int64_t d : shape) {
-    products.push_back(products.back() * d);
+    if (d != 1) {
+      return d;
+    }
   }
-  return products;
+  return 1;
 }
 
 class ReshapeKernel final : public Kernel {
  public:
   ReshapeKernel(uint64_t bytes, const Shape& in, const Shape& out)
-      : bytes_(bytes), in_leading_(leading_products(in)), out_leading_(leading_products(out)) {}
+      : bytes_(bytes), in_rows_(leading_rows(in)), out_rows_(leading_rows(out)) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     // Where both shapes lead with the chunk's rows ([1, seq, heads, dim] -> [1, seq, hidden]),
     // the rows of its padding are not copied (their values are unspecified, docs/ops.md).
     uint64_t skipped = 0;
-    if (context.padding_rows > 0 && leads_with(in_leading_, context.chunk_rows) &&
-        leads_with(out_leading_, context.chunk_rows)) {
+    if (context.padding_rows > 0 && in_rows_ == context.chunk_rows && out_rows_ == context.chunk_rows) {
       const int64_t padding = std::min(context.padding_rows, context.chunk_rows);
       skipped = bytes_ / static_cast<uint64_t>(context.chunk_rows) * static_cast<uint64_t>(padding);
     }
@@ -49,13 +49,9 @@ class ReshapeKernel final : public Kernel {
   }
 
  private:
-  static bool leads_with(const std::vector<int64_t>& leading, int64_t rows) {
-    return rows > 0 && std::find(leading.begin() + 1, leading.end(), rows) != leading.end();
-  }
-
   uint64_t bytes_;
-  std::vector<int64_t> in_leading_;
-  std::vector<int64_t> out_leading_;
+  int64_t in_rows_;
+  int64_t out_rows_;
 };
 
 // out[i0, ..., in] = x[...] where output axis a walks input axis perm[a].
