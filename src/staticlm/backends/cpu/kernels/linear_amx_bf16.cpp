@@ -105,8 +105,8 @@ void store_sums(const LinearOperands& op, int64_t m0, int64_t rows, int64_t n0, 
 }
 
 // Rows [m0, m0 + rows) (at most kBlockRows; more than kTileRows when TWO) against panels
-// [p_begin, p_end): the x block stays in L1 while the panels stream past it. K runs in steps of
-// 16 pairs; a last step of fewer reads zero-padded copies of x's and the panel's tail pairs.
+// [p_begin, p_end): every panel reuses the block's rows of x. K runs in steps of 16 pairs; a last
+// step of fewer reads zero-padded copies of x's and the panel's tail pairs.
 template <bool TWO>
 void block_rows(const LinearOperands& op, int64_t m0, int64_t rows, int64_t p_begin, int64_t p_end, float* scratch) {
   const int64_t pairs = op.inner / 2;
@@ -172,8 +172,8 @@ void amx_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* s
 }  // namespace
 
 void linear_columns_amx_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  // As the vdpbf16ps entry: whether x was rounded (a call of at least kPackedMinRows rows)
-  // decides, so every slice of one call multiplies alike.
+  // Whether x was rounded (a call of at least kTileMinRows rows) decides, not the rows of this
+  // slice of it: every slice of one call multiplies alike.
   if (operands.x_bf16 != nullptr && operands.weight_dtype == DType::kBF16 && operands.inner % 2 == 0) {
     amx_gemm(operands, n_begin, n_end, scratch);
     return;
