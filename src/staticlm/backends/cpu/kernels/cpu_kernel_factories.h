@@ -17,17 +17,24 @@ namespace staticlm::cpu {
 // either input.
 using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t count);
 
+using RoundBf16Fn = void (*)(const float* x, int64_t count, uint16_t* out);
+
+// How an entry whose chunk GEMM multiplies bf16 rounds x: with `round` (null: it does not), for
+// calls of at least `min_rows` rows (fewer run the f32 GEMM on the widened weights); its GEMM
+// runs blocks of `block_rows` rows, which a slice of a call's rows keeps whole.
+struct Bf16Rounding {
+  RoundBf16Fn round = nullptr;
+  int64_t min_rows = kPackedMinRows;
+  int64_t block_rows = kPackedBlockRows;
+};
+
 // The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more,
 // `quantized` for int8 / int4 panels (either may be null: the entry declines those weights).
 struct LinearEntryPoints {
   LinearColumnsFn gemv = nullptr;
   LinearColumnsFn gemm = nullptr;
-  // Set for the bf16 GEMM entries: they take only bf16 weights, and round x with this per call
-  // of at least round_min_rows rows (fewer run the f32 GEMM on the widened weights); their GEMM
-  // runs blocks of round_block_rows rows, which a slice of a call's rows keeps whole.
-  void (*round_bf16)(const float* x, int64_t count, uint16_t* out) = nullptr;
-  int64_t round_min_rows = kPackedMinRows;
-  int64_t round_block_rows = kPackedBlockRows;
+  // Set for the bf16 GEMM entries: they take only bf16 weights, and round x per call.
+  Bf16Rounding bf16 = {};
   // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;

@@ -193,7 +193,7 @@ Result<std::unique_ptr<Kernel>> make_kernel(std::vector<Part> parts, const Linea
   const LinearColumnsFn columns = columns_fn(parts[0], entry_points);
   const int64_t item = item_columns(parts[0].shape, entry_points);
   return std::unique_ptr<Kernel>(
-      std::make_unique<LinearKernel>(columns, item, std::move(parts), bf16_rounding(entry_points), entry_points.add));
+      std::make_unique<LinearKernel>(columns, item, std::move(parts), entry_points.bf16, entry_points.add));
 }
 
 // A linear of x (input 0) and weight (input 1), with the bias at `bias_input` where the call has
@@ -277,9 +277,9 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   }
   gate->weight_input = 1;
   up->weight_input = 2;
-  return std::unique_ptr<Kernel>(
-      std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points), item_columns(gate->shape, entry_points),
-                                           *gate, *up, bf16_rounding(entry_points), entry_points.swiglu));
+  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points),
+                                                                      item_columns(gate->shape, entry_points), *gate,
+                                                                      *up, entry_points.bf16, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu

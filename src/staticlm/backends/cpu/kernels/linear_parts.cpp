@@ -23,10 +23,6 @@ float* thread_scratch() {
   return scratch;
 }
 
-Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points) {
-  return {entry_points.round_bf16, entry_points.round_min_rows, entry_points.round_block_rows};
-}
-
 CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding) {
   const int64_t rows = shape.rows;
   const int64_t inner = shape.inner;
@@ -152,7 +148,7 @@ Result<Part> make_part(const TensorSpec& x, const TensorSpec& weight, const Tens
                          " weights, found ", layout->is_quantized() ? panel_layout_name(layout->codes) : "float ",
                          layout->is_quantized() ? "" : dtype_name(weight.dtype));
   }
-  if (entry_points.round_bf16 != nullptr && (weight.dtype != DType::kBF16 || layout->cols % 2 != 0)) {
+  if (entry_points.bf16.round != nullptr && (weight.dtype != DType::kBF16 || layout->cols % 2 != 0)) {
     return unimplemented("linear: the bf16 GEMM takes bf16 weights with an even inner size, found ",
                          dtype_name(weight.dtype), " with ", layout->cols);
   }

@@ -23,8 +23,6 @@ inline constexpr int64_t kLineFloats = kLineBytes / sizeof(float);
 // whole.
 inline constexpr int64_t kFloatSliceRows = 6;
 
-using RoundBf16Fn = void (*)(const float*, int64_t, uint16_t*);
-
 // One weight of the kernel: its sizes and dtypes, and where its operands are in the call.
 struct Part {
   LinearOperands shape;  // the pointers are bound per call
@@ -50,15 +48,6 @@ struct CallRows {
 
 // The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
 float* thread_scratch();
-
-// How an entry rounds x to bf16 (round null: it does not): from how many rows of a call, and
-// the rows of its GEMM's blocks.
-struct Bf16Rounding {
-  RoundBf16Fn round = nullptr;
-  int64_t min_rows = kPackedMinRows;
-  int64_t block_rows = kPackedBlockRows;
-};
-Bf16Rounding bf16_rounding(const LinearEntryPoints& entry_points);
 
 // `shape` is the first part's: its weights say whether x is rounded or quantized.
 CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding);

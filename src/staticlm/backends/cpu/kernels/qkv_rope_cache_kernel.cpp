@@ -287,8 +287,8 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
   STATICLM_RETURN_IF_ERROR(check_same_format({parts.begin(), parts.end()}, "qkv_rope_cache"));
   const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, cache.dtype};
   return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
-      columns_fn(parts[kQ], entry_points), parts, bf16_rounding(entry_points), entry_points.rotate_half,
-      std::move(inv_freq), signature.inputs[io::kPositions]->dtype, shape));
+      columns_fn(parts[kQ], entry_points), parts, entry_points.bf16, entry_points.rotate_half, std::move(inv_freq),
+      signature.inputs[io::kPositions]->dtype, shape));
 }
 
 }  // namespace staticlm::cpu

@@ -37,9 +37,7 @@ KernelFactory linear_factory(LinearFactory make, cpu::LinearEntryPoints entry_po
 cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_rows, int64_t block_rows) {
   return {.gemv = cpu::linear_columns_avx512,
           .gemm = gemm,
-          .round_bf16 = cpu::round_to_bf16_avx512bf16,
-          .round_min_rows = min_rows,
-          .round_block_rows = block_rows,
+          .bf16 = {cpu::round_to_bf16_avx512bf16, min_rows, block_rows},
           .swiglu = cpu::swiglu_avx512,
           .add = cpu::add_avx512,
           .rotate_half = cpu::rotate_half_avx512};
