@@ -18,23 +18,38 @@ inline constexpr int64_t kMaxPass = 8;
 // The scores of one block of BLOCK <= kWidth cache rows for one query head: each row's products
 // summed in one register along the head dimension, then the block's registers summed lane-wise
 // into one (V::sum_each), so the block costs one tree of shuffles instead of a horizontal sum
-// per score.
-template <class V, class T, bool kFullBlock>
+// per score. D > 0: the head dimension is exactly D registers, so every row is read at a fixed
+// offset from `k` (with `dim` at run time each of the block's rows kept its own pointer, more
+// than the general registers hold, and the loop spilled them).
+template <class V, class T, bool kFullBlock, int D>
 typename V::Reg block_scores(const float* q, const typename T::Elem* k, int block, int64_t dim) {
   typename V::Reg acc[V::kWidth];
 #pragma GCC unroll 16
   for (int i = 0; i < V::kWidth; ++i) {
     acc[i] = V::zero();
   }
-  for (int64_t d = 0; d < dim; d += V::kWidth) {
-    const int rest = dim - d < V::kWidth ? static_cast<int>(dim - d) : V::kWidth;
-    const bool full = rest == V::kWidth;
-    const typename V::Reg qv = full ? V::load(tiles::F32{}, q + d) : V::load_tail(tiles::F32{}, q + d, rest);
+  if constexpr (D > 0) {
 #pragma GCC unroll 16
-    for (int i = 0; i < V::kWidth; ++i) {
-      if (kFullBlock || i < block) {
-        const typename T::Elem* row = k + i * dim + d;
-        acc[i] = V::fma(qv, full ? V::load(T{}, row) : V::load_tail(T{}, row, rest), acc[i]);
+    for (int c = 0; c < D; ++c) {
+      const typename V::Reg qv = V::load(tiles::F32{}, q + c * V::kWidth);
+#pragma GCC unroll 16
+      for (int i = 0; i < V::kWidth; ++i) {
+        if (kFullBlock || i < block) {
+          acc[i] = V::fma(qv, V::load(T{}, k + (i * D + c) * V::kWidth), acc[i]);
+        }
+      }
+    }
+  } else {
+    for (int64_t d = 0; d < dim; d += V::kWidth) {
+      const int rest = dim - d < V::kWidth ? static_cast<int>(dim - d) : V::kWidth;
+      const bool full = rest == V::kWidth;
+      const typename V::Reg qv = full ? V::load(tiles::F32{}, q + d) : V::load_tail(tiles::F32{}, q + d, rest);
+#pragma GCC unroll 16
+      for (int i = 0; i < V::kWidth; ++i) {
+        if (kFullBlock || i < block) {
+          const typename T::Elem* row = k + i * dim + d;
+          acc[i] = V::fma(qv, full ? V::load(T{}, row) : V::load_tail(T{}, row, rest), acc[i]);
+        }
       }
     }
   }
@@ -42,36 +57,97 @@ typename V::Reg block_scores(const float* q, const typename T::Elem* k, int bloc
 }
 
 // Blocks of kWidth cache rows, each read into L1 once and scored by every query head of the group.
-template <class V, class T>
-void scores(const float* q, int64_t group, const void* keys, int64_t rows, int64_t dim, float scale, float* out,
-            int64_t stride) {
+template <class V, class T, int D>
+void scores_of(const float* q, int64_t group, const void* keys, int64_t rows, int64_t dim, float scale, float* out,
+               int64_t stride) {
   using Elem = typename T::Elem;
   const typename V::Reg scale_v = V::set1(scale);
   int64_t j0 = 0;
   for (; j0 + V::kWidth <= rows; j0 += V::kWidth) {
     const Elem* k = static_cast<const Elem*>(keys) + j0 * dim;
     for (int64_t g = 0; g < group; ++g) {
-      V::store(out + g * stride + j0, V::mul(block_scores<V, T, true>(q + g * dim, k, V::kWidth, dim), scale_v));
+      V::store(out + g * stride + j0, V::mul(block_scores<V, T, true, D>(q + g * dim, k, V::kWidth, dim), scale_v));
     }
   }
   if (j0 < rows) {
     const int block = static_cast<int>(rows - j0);
     const Elem* k = static_cast<const Elem*>(keys) + j0 * dim;
     for (int64_t g = 0; g < group; ++g) {
-      V::store_tail(out + g * stride + j0, V::mul(block_scores<V, T, false>(q + g * dim, k, block, dim), scale_v),
+      V::store_tail(out + g * stride + j0, V::mul(block_scores<V, T, false, D>(q + g * dim, k, block, dim), scale_v),
                     block);
     }
   }
 }
 
-// One pass of G query heads: per slice of kWidth along the head dimension, each value row's
-// slice is loaded once and multiply-added into every head's accumulator.
+// Head dimensions of 4, 8 or 16 registers (64, 128, 256 floats on AVX-512; 32, 64, 128 on AVX2)
+// at compile time.
+template <class V, class T>
+void scores(const float* q, int64_t group, const void* keys, int64_t rows, int64_t dim, float scale, float* out,
+            int64_t stride) {
+  const int64_t registers = dim % V::kWidth == 0 ? dim / V::kWidth : 0;
+  switch (registers) {
+    case 4: scores_of<V, T, 4>(q, group, keys, rows, dim, scale, out, stride); break;
+    case 8: scores_of<V, T, 8>(q, group, keys, rows, dim, scale, out, stride); break;
+    case 16: scores_of<V, T, 16>(q, group, keys, rows, dim, scale, out, stride); break;
+    default: scores_of<V, T, 0>(q, group, keys, rows, dim, scale, out, stride); break;
+  }
+}
+
+// G query heads over S registers of the head dimension from d: each value row's S registers are
+// loaded once and multiply-added into every head's S accumulators. With one register at a time
+// (S = 1) the G chains of SmolLM's 3-head group waited on the multiply-add latency.
+template <class V, class T, int G, int S>
+void weighted_sum_slice(const float* weights, int64_t stride, const void* values, int64_t rows, int64_t dim, int64_t d,
+                        float* out) {
+  const typename T::Elem* v = static_cast<const typename T::Elem*>(values) + d;
+  typename V::Reg acc[G][S];
+#pragma GCC unroll 16
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int c = 0; c < S; ++c) {
+      acc[g][c] = V::zero();
+    }
+  }
+  for (int64_t j = 0; j < rows; ++j, v += dim) {
+    typename V::Reg vv[S];
+#pragma GCC unroll 4
+    for (int c = 0; c < S; ++c) {
+      vv[c] = V::load(T{}, v + c * V::kWidth);
+    }
+#pragma GCC unroll 16
+    for (int g = 0; g < G; ++g) {
+      const typename V::Reg b = V::broadcast(weights + g * stride + j);
+#pragma GCC unroll 4
+      for (int c = 0; c < S; ++c) {
+        acc[g][c] = V::fma(b, vv[c], acc[g][c]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+    for (int c = 0; c < S; ++c) {
+      V::store(out + g * dim + d + c * V::kWidth, acc[g][c]);
+    }
+  }
+}
+
+// One pass of G query heads: the head dimension in slices of as many registers as G x S
+// accumulators leave room for (V::kSumAccumulators), then a last partial register.
 template <class V, class T, int G>
 void weighted_sum_pass(const float* weights, int64_t stride, const void* values, int64_t rows, int64_t dim,
                        float* out) {
   using Elem = typename T::Elem;
-  for (int64_t d = 0; d < dim; d += V::kWidth) {
-    const int rest = dim - d < V::kWidth ? static_cast<int>(dim - d) : V::kWidth;
+  constexpr int kSlice = G * 4 <= V::kSumAccumulators ? 4 : (G * 2 <= V::kSumAccumulators ? 2 : 1);
+  int64_t d = 0;
+  for (; d + kSlice * V::kWidth <= dim; d += kSlice * V::kWidth) {
+    weighted_sum_slice<V, T, G, kSlice>(weights, stride, values, rows, dim, d, out);
+  }
+  for (; d + V::kWidth <= dim; d += V::kWidth) {
+    weighted_sum_slice<V, T, G, 1>(weights, stride, values, rows, dim, d, out);
+  }
+  if (d < dim) {
+    const int rest = static_cast<int>(dim - d);
     const Elem* v = static_cast<const Elem*>(values) + d;
     typename V::Reg acc[G];
 #pragma GCC unroll 16
@@ -79,7 +155,7 @@ void weighted_sum_pass(const float* weights, int64_t stride, const void* values,
       acc[g] = V::zero();
     }
     for (int64_t j = 0; j < rows; ++j, v += dim) {
-      const typename V::Reg vv = rest == V::kWidth ? V::load(T{}, v) : V::load_tail(T{}, v, rest);
+      const typename V::Reg vv = V::load_tail(T{}, v, rest);
 #pragma GCC unroll 16
       for (int g = 0; g < G; ++g) {
         acc[g] = V::fma(V::broadcast(weights + g * stride + j), vv, acc[g]);
@@ -87,11 +163,7 @@ void weighted_sum_pass(const float* weights, int64_t stride, const void* values,
     }
 #pragma GCC unroll 16
     for (int g = 0; g < G; ++g) {
-      if (rest == V::kWidth) {
-        V::store(out + g * dim + d, acc[g]);
-      } else {
-        V::store_tail(out + g * dim + d, acc[g], rest);
-      }
+      V::store_tail(out + g * dim + d, acc[g], rest);
     }
   }
 }

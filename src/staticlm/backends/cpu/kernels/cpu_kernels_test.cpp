@@ -535,6 +535,13 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
       {DType::kF32, 1, 10, 1, 1024, 64, {900}},
       {DType::kF16, 1, 8, 2, 600, 40, {599}},
       {DType::kF32, 2, 4, 1, 400, 64, {-1, 300}},
+      // Decode rows over head dims the score blocks know at compile time (32, 64, 128, 256: 4, 8
+      // or 16 registers on one ISA or the other) and off them, with groups whose weighted sums
+      // take slices of 4, 2 or 1 registers (and a partial last one).
+      {DType::kF32, 1, 7, 1, 200, 100, {150}},
+      {DType::kF16, 1, 12, 2, 300, 128, {257}},
+      {DType::kF32, 1, 3, 1, 50, 256, {49}},
+      {DType::kF32, 1, 5, 1, 70, 32, {69}},
   };
   for (const AttentionCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.cache) << " seq " << c.seq << " heads " << c.query_heads << "/"

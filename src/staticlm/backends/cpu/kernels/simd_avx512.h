@@ -28,29 +28,15 @@ struct Avx512 {
   static constexpr int kTileRegs = 2;   // an attention tile's queries: 32 ...
   static constexpr int kTileSteps = 8;  // ... against 8 slots or dimensions: 16 accumulators
   static constexpr int kPairRows = 6;   // 6 x 4 over two panels, beside 4 weight registers
+  // Accumulators a decode attention's weighted sum keeps (heads x registers of the head
+  // dimension), beside the value row's registers and a broadcast.
+  static constexpr int kSumAccumulators = 24;
   static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
   // Lane i of the result = the sum of r[i]'s lanes: 16 horizontal sums in a tree of 45
   // shuffles and adds (sixteen separate ones would take about three times as many).
-  __attribute__((always_inline)) static Reg sum_each(const Reg r[16]) {
-    Reg pairs[8];
-    for (int i = 0; i < 8; ++i) {  // per 128-bit lane: r[2i] and r[2i+1] half-summed, interleaved
-      pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]), _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]));
-    }
-    Reg quads[4];
-    for (int i = 0; i < 4; ++i) {  // per 128-bit lane: the lane sums of r[4i .. 4i+3]
-      quads[i] = _mm512_add_ps(_mm512_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                               _mm512_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-    }
-    Reg halves[2];
-    for (int i = 0; i < 2; ++i) {  // the 128-bit lanes summed in pairs
-      halves[i] = _mm512_add_ps(_mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-    }
-    return _mm512_add_ps(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  }
+  static Reg sum_each(const Reg r[16]);
   // kWidth 32-bit words, each a bf16 pair: the low (even k) or high (odd k) halves, as f32.
   static Reg pair_lo(const uint32_t* p) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_loadu_si512(p), 16)); }
   static Reg pair_hi(const uint32_t* p) {
@@ -90,6 +76,30 @@ struct Avx512 {
     return widen_bf16(_mm256_maskz_loadu_epi16(mask(n), p));
   }
 };
+
+// Its loops are unrolled: as loops at -O2, g++ kept the arrays in memory, and a decode
+// attention's block scores stored every accumulator (25% slower in attention_bench).
+__attribute__((always_inline)) inline Avx512::Reg Avx512::sum_each(const Reg r[16]) {
+  Reg pairs[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {  // per 128-bit lane: r[2i] and r[2i+1] half-summed, interleaved
+    pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]), _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]));
+  }
+  Reg quads[4];
+#pragma GCC unroll 8
+  for (int i = 0; i < 4; ++i) {  // per 128-bit lane: the lane sums of r[4i .. 4i+3]
+    quads[i] = _mm512_add_ps(_mm512_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(pairs[2 * i], pairs[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  Reg halves[2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 2; ++i) {  // the 128-bit lanes summed in pairs
+    halves[i] = _mm512_add_ps(_mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                              _mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  return _mm512_add_ps(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
 
 }  // namespace
 }  // namespace staticlm::cpu::simd
