@@ -42,6 +42,8 @@ struct Avx2 {
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   // Lane i of the result = the sum of r[i]'s lanes, in a tree of shuffles and adds.
   static Reg sum_each(const Reg r[8]);
+  // r[i] lane j becomes r[j] lane i.
+  static void transpose(Reg r[8]);
   // kWidth 32-bit words, each a bf16 pair: the low (even k) or high (odd k) halves, as f32.
   static Reg pair_lo(const uint32_t* p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), 16));
@@ -107,6 +109,28 @@ __attribute__((always_inline)) inline Avx2::Reg Avx2::sum_each(const Reg r[8]) {
   }
   return _mm256_add_ps(_mm256_permute2f128_ps(quads[0], quads[1], 0x20),
                        _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
+}
+
+__attribute__((always_inline)) inline void Avx2::transpose(Reg r[8]) {
+  Reg t[8];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {  // rows 2i and 2i+1 interleaved, per 128-bit lane
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  Reg u[8];
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) {  // u[4i + c], 128-bit lane l: column 4l + c of rows 4i .. 4i+3
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {  // the 128-bit lanes of rows 0 .. 3 and 4 .. 7 paired
+    r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+  }
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ struct Avx512 {
   // Lane i of the result = the sum of r[i]'s lanes: 16 horizontal sums in a tree of 45
   // shuffles and adds (sixteen separate ones would take about three times as many).
   static Reg sum_each(const Reg r[16]);
+  // r[i] lane j becomes r[j] lane i.
+  static void transpose(Reg r[16]);
   // kWidth 32-bit words, each a bf16 pair: the low (even k) or high (odd k) halves, as f32.
   static Reg pair_lo(const uint32_t* p) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_loadu_si512(p), 16)); }
   static Reg pair_hi(const uint32_t* p) {
@@ -99,6 +101,37 @@ __attribute__((always_inline)) inline Avx512::Reg Avx512::sum_each(const Reg r[1
   }
   return _mm512_add_ps(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
                        _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+__attribute__((always_inline)) inline void Avx512::transpose(Reg r[16]) {
+  Reg t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {  // rows 2i and 2i+1 interleaved, per 128-bit lane
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  Reg u[16];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {  // u[4i + c], 128-bit lane l: column 4l + c of rows 4i .. 4i+3
+    u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  Reg w[16];
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) {  // the 128-bit lanes of rows 8i .. 8i+3 and 8i+4 .. 8i+7 paired
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      w[8 * i + c] = _mm512_shuffle_f32x4(u[8 * i + c], u[8 * i + 4 + c], _MM_SHUFFLE(2, 0, 2, 0));
+      w[8 * i + 4 + c] = _mm512_shuffle_f32x4(u[8 * i + c], u[8 * i + 4 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < 8; ++c) {  // then rows 0 .. 7 with rows 8 .. 15
+    r[c] = _mm512_shuffle_f32x4(w[c], w[8 + c], _MM_SHUFFLE(2, 0, 2, 0));
+    r[c + 8] = _mm512_shuffle_f32x4(w[c], w[8 + c], _MM_SHUFFLE(3, 1, 3, 1));
+  }
 }
 
 }  // namespace
