@@ -46,6 +46,17 @@ void gemm_shapes(benchmark::internal::Benchmark* b) {
       b, {{128, 576, 1536}, {128, 2048, 8192}, {128, 8192, 2048}, {126, 128, 64}, {128, 576, 576}, {128, 1536, 576}});
 }
 
+// {rows, inner, columns, threads}: calls of a few rows (a short prompt), which stream the panels
+// up to kStreamedRowsF32 / F16 rows and run the chunk GEMM above: SmolLM's gate / up and a
+// 512 MiB (f32) matrix read from memory on any host.
+void few_rows_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t rows : {2, 8, 16, 32, 48}) {
+    b->Args({rows, 576, 3072, 2});
+    b->Args({rows, 4096, 32768, 2});
+  }
+  b->UseRealTime();
+}
+
 STATICLM_BENCH_CASE(gemv_f32_avx512, gemv_shapes, run_linear, DType::kF32, "avx512");
 STATICLM_BENCH_CASE(gemv_f32_avx2, gemv_shapes, run_linear, DType::kF32, "avx2");
 STATICLM_BENCH_CASE(gemv_bf16_avx512, gemv_shapes, run_linear, DType::kBF16, "avx512");
@@ -56,6 +67,9 @@ STATICLM_BENCH_CASE(gemm_f32_avx512, gemm_shapes, run_linear, DType::kF32, "avx5
 STATICLM_BENCH_CASE(gemm_f32_avx2, gemm_shapes, run_linear, DType::kF32, "avx2");
 STATICLM_BENCH_CASE(gemm_bf16_avx512, gemm_shapes, run_linear, DType::kBF16, "avx512");
 STATICLM_BENCH_CASE(gemm_bf16_avx2, gemm_shapes, run_linear, DType::kBF16, "avx2");
+STATICLM_BENCH_CASE(few_rows_f32_avx512, few_rows_shapes, run_linear, DType::kF32, "avx512");
+STATICLM_BENCH_CASE(few_rows_f16_avx512, few_rows_shapes, run_linear, DType::kF16, "avx512");
+STATICLM_BENCH_CASE(few_rows_f16_avx2, few_rows_shapes, run_linear, DType::kF16, "avx2");
 
 }  // namespace
 }  // namespace staticlm

@@ -98,6 +98,11 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF16, 33, 300, 33, false},
       {DType::kBF16, 48, 257, 40, true},
       {DType::kF32, 32, 512, 64, false},
+      // Calls of a few rows, whose f32 / f16 panels are read in place as a stream: several K
+      // blocks (the last partial), blocks of 6 rows and a remainder, a lone partial panel.
+      {DType::kF32, 20, 300, 70, true},
+      {DType::kF16, 16, 260, 70, true},
+      {DType::kF16, 12, 129, 64, false},
       // Every remainder of the micro-kernel's blocks of 6 rows as one block, or (from 20 rows)
       // blocks of 5 and 6 that cover the rows exactly.
       {DType::kF32, 35, 70, 40, false},

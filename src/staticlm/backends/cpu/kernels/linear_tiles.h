@@ -259,9 +259,9 @@ inline constexpr int64_t kPrefetchEvery = 4;
 // multiply-adds leave the load ports room (0.69 -> 0.85-0.9 of a core's FMA peak on an AMD Zen 2).
 // Partial sums of earlier K blocks are read back from `out`. Only a single panel may be partial
 // (fewer than 32 columns).
-template <class V, int ROWS, int PANELS>
-void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0, int64_t n0, int64_t k0, int64_t kb,
-                const BlockPrefetch<PANELS>& prefetch = {}) {
+template <class V, int ROWS, int PANELS, class E = F32>
+void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks, int64_t m0, int64_t n0, int64_t k0,
+                int64_t kb, const BlockPrefetch<PANELS>& prefetch = {}) {
   constexpr int kPasses = PANELS == 1 ? V::kPanelPasses : 1;
   constexpr int kRegs = PANELS * kPanelRegs<V> / kPasses;
   constexpr int64_t kColumns = PANELS * kPanelColumns;
@@ -323,7 +323,7 @@ void panel_rows(const LinearOperands& op, const float* const* blocks, int64_t m0
 #pragma GCC unroll 16
       for (int c = 0; c < kRegs; ++c) {
         const int64_t column = c0 + c * V::kWidth;
-        w[c] = V::load(F32{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
+        w[c] = V::load(E{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
       }
 #pragma GCC unroll 16
       for (int r = 0; r < ROWS; ++r) {
@@ -373,27 +373,76 @@ int64_t short_blocks(int64_t rows) {
 
 // Rows [m, rows), fewer than a block, in one block of exactly that many: row by row, each would
 // reread the whole block.
-template <class V, int PANELS, int ROWS = 1>
-void panel_tail(const LinearOperands& op, const float* const* blocks, int64_t m, int64_t n0, int64_t k0, int64_t kb,
-                const BlockPrefetch<PANELS>& prefetch) {
+template <class V, int PANELS, class E = F32, int ROWS = 1>
+void panel_tail(const LinearOperands& op, const typename E::Elem* const* blocks, int64_t m, int64_t n0, int64_t k0,
+                int64_t kb, const BlockPrefetch<PANELS>& prefetch) {
   if constexpr (ROWS < kBlockRows<V, PANELS>) {
     if (op.rows - m == ROWS) {
-      panel_rows<V, ROWS, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+      panel_rows<V, ROWS, PANELS, E>(op, blocks, m, n0, k0, kb, prefetch);
     } else {
-      panel_tail<V, PANELS, ROWS + 1>(op, blocks, m, n0, k0, kb, prefetch);
+      panel_tail<V, PANELS, E, ROWS + 1>(op, blocks, m, n0, k0, kb, prefetch);
     }
   }
 }
 
+// The most rows of a call whose f32 / f16 panels are read as a stream (streamed_block): up to
+// there reading the weights bounds the call more than its multiply-adds do. linear_bench's
+// few-row cases (4096 x 32768 from memory and SmolLM's gate / up, two threads, interleaved
+// medians) on an Intel Xeon with AVX-512: f32 at 8 / 16 / 32 rows 1.1 / 1.5 / 1.8x faster
+// streamed from memory, 1.7-2.2x on the SmolLM shape, 48 rows 1.3x slower; f16 at 2 / 4 / 8 / 16
+// rows 1.6 / 1.8 / 1.8 / 2.2x faster, 24 and 32 rows slower (each block of rows widens the
+// panels again). On AVX2 (the same host) f16 at 2 / 8 rows 1.2-1.5x faster, 16 level.
+inline constexpr int64_t kStreamedRowsF32 = 32;
+inline constexpr int64_t kStreamedRowsF16 = 16;
+
+// A K block of a call of a few rows over PANELS panels of f32 or f16, read in place (f16
+// widened in registers by each block of rows): the first block of rows asks for the panels'
+// lines kGemvPrefetchBytes ahead of its loads, as the GEMV does, and the later ones find them in
+// cache. The next K block asked for whole while a chunk's blocks of rows run (gemm_panels), a
+// call of one or two blocks of rows bunched those requests, and the block it stood on left L1
+// before its second block of rows read it; f16 had its own pass widening every block.
+template <class V, class T, int PANELS>
+void streamed_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb) {
+  constexpr int kRows = kBlockRows<V, PANELS>;
+  const int64_t n0 = p * kPanelColumns;
+  const typename T::Elem* block[PANELS];
+  BlockPrefetch<PANELS> ahead;
+  for (int i = 0; i < PANELS; ++i) {
+    block[i] = panel_data<T>(op, p + i) + k0 * kPanelColumns;
+    ahead.stream[i] = reinterpret_cast<const char*>(block[i]) + kGemvPrefetchBytes;
+  }
+  ahead.lines = (kb * kPanelColumns * static_cast<int64_t>(sizeof(typename T::Elem)) + 63) / 64;
+  const BlockPrefetch<PANELS> none;
+  int64_t m = 0;
+  for (; m + kRows <= op.rows; m += kRows) {
+    panel_rows<V, kRows, PANELS, T>(op, block, m, n0, k0, kb, m == 0 ? ahead : none);
+  }
+  panel_tail<V, PANELS, T>(op, block, m, n0, k0, kb, m == 0 ? ahead : none);
+}
+
 // Prefill (several rows of x): PANELS panels from p on, K block by K block; every block of rows
 // of the chunk runs the micro-kernel over the panels' blocks (16-bit ones widened into `scratch`,
-// one kPanelColumns x kPackedInnerBlock area per panel).
+// one kPanelColumns x kPackedInnerBlock area per panel). A call of a few rows streams them
+// instead (streamed_block).
 template <class V, class T, int PANELS>
 void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
   constexpr int kRows = kBlockRows<V, PANELS>;
   const int64_t n0 = p * kPanelColumns;
+  // bf16 pairs are widened in any case. f32 streams only through a micro-kernel of one pass: in
+  // AVX2's two passes of 16 columns, the first reads every other line of a block, ahead of
+  // what the stream's requests cover (2-32 rows 15-40% slower in linear_bench).
+  constexpr bool kStreams =
+      T::kGroup == 1 && (sizeof(typename T::Elem) < sizeof(float) || PANELS > 1 || V::kPanelPasses == 1);
+  const bool streamed =
+      kStreams && op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
   for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
     const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
+    if constexpr (kStreams) {
+      if (streamed) {
+        streamed_block<V, T, PANELS>(op, p, k0, kb);
+        continue;
+      }
+    }
     const float* blocks[PANELS];
     for (int i = 0; i < PANELS; ++i) {
       blocks[i] = f32_block<V, T>(op, p + i, k0, kb, scratch + i * kPanelColumns * kPackedInnerBlock);
