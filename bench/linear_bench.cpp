@@ -70,6 +70,7 @@ STATICLM_BENCH_CASE(gemm_bf16_avx2, gemm_shapes, run_linear, DType::kBF16, "avx2
 STATICLM_BENCH_CASE(few_rows_f32_avx512, few_rows_shapes, run_linear, DType::kF32, "avx512");
 STATICLM_BENCH_CASE(few_rows_f16_avx512, few_rows_shapes, run_linear, DType::kF16, "avx512");
 STATICLM_BENCH_CASE(few_rows_f16_avx2, few_rows_shapes, run_linear, DType::kF16, "avx2");
+STATICLM_BENCH_CASE(few_rows_bf16_avx512, few_rows_shapes, run_linear, DType::kBF16, "avx512");
 
 }  // namespace
 }  // namespace staticlm

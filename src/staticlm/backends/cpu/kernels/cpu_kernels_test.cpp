@@ -103,6 +103,7 @@ TEST_P(CpuLinearTest, MatchesThePortableLinear) {
       {DType::kF32, 20, 300, 70, true},
       {DType::kF16, 16, 260, 70, true},
       {DType::kF16, 12, 129, 64, false},
+      {DType::kBF16, 14, 301, 70, true},
       // Every remainder of the micro-kernel's blocks of 6 rows as one block, or (from 20 rows)
       // blocks of 5 and 6 that cover the rows exactly.
       {DType::kF32, 35, 70, 40, false},

@@ -323,7 +323,13 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
 #pragma GCC unroll 16
       for (int c = 0; c < kRegs; ++c) {
         const int64_t column = c0 + c * V::kWidth;
-        w[c] = V::load(E{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
+        if constexpr (E::kGroup == 1) {
+          w[c] = V::load(E{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
+        } else {  // bf16 pairs read in place: word g * 32 + j holds k = 2g and 2g + 1 of column j
+          const uint32_t* words = reinterpret_cast<const uint32_t*>(blocks[column / kPanelColumns]) +
+                                  k / 2 * kPanelColumns + column % kPanelColumns;
+          w[c] = k % 2 == 0 ? V::pair_lo(words) : V::pair_hi(words);
+        }
       }
 #pragma GCC unroll 16
       for (int r = 0; r < ROWS; ++r) {
@@ -385,22 +391,24 @@ void panel_tail(const LinearOperands& op, const typename E::Elem* const* blocks,
   }
 }
 
-// The most rows of a call whose f32 / f16 panels are read as a stream (streamed_block): up to
-// there reading the weights bounds the call more than its multiply-adds do. linear_bench's
-// few-row cases (4096 x 32768 from memory and SmolLM's gate / up, two threads, interleaved
-// medians) on an Intel Xeon with AVX-512: f32 at 8 / 16 / 32 rows 1.1 / 1.5 / 1.8x faster
-// streamed from memory, 1.7-2.2x on the SmolLM shape, 48 rows 1.3x slower; f16 at 2 / 4 / 8 / 16
-// rows 1.6 / 1.8 / 1.8 / 2.2x faster, 24 and 32 rows slower (each block of rows widens the
-// panels again). On AVX2 (the same host) f16 at 2 / 8 rows 1.2-1.5x faster, 16 level.
+// The most rows of a call whose panels are read as a stream (streamed_block; the 16-bit bound
+// for f16 and bf16 pairs): up to there reading the weights bounds the call more than its
+// multiply-adds do. linear_bench's few-row cases (4096 x 32768 from memory and SmolLM's
+// gate / up, two threads, interleaved medians) on an Intel Xeon with AVX-512: f32 at 8 / 16 / 32
+// rows 1.1 / 1.5 / 1.8x faster streamed from memory, 1.7-2.2x on the SmolLM shape, 48 rows 1.3x
+// slower; f16 at 2 / 4 / 8 / 16 rows 1.6 / 1.8 / 1.8 / 2.2x faster, 24 and 32 rows slower (each
+// block of rows widens the panels again); bf16 (below the pair GEMM's 32 rows) at 2 / 8 / 16
+// rows 1.7 / 1.6 / 1.5x. On AVX2 (the same host) f16 at 2 / 8 rows 1.2-1.5x faster, 16 level.
 inline constexpr int64_t kStreamedRowsF32 = 32;
 inline constexpr int64_t kStreamedRowsF16 = 16;
 
-// A K block of a call of a few rows over PANELS panels of f32 or f16, read in place (f16
-// widened in registers by each block of rows): the first block of rows asks for the panels'
-// lines kGemvPrefetchBytes ahead of its loads, as the GEMV does, and the later ones find them in
+// A K block of a call of a few rows over PANELS panels, read in place (f16 and bf16 widened in
+// registers by each block of rows): the first block of rows asks for the panels' lines
+// kGemvPrefetchBytes ahead of its loads, as the GEMV does, and the later ones find them in
 // cache. The next K block asked for whole while a chunk's blocks of rows run (gemm_panels), a
 // call of one or two blocks of rows bunched those requests, and the block it stood on left L1
-// before its second block of rows read it; f16 had its own pass widening every block.
+// before its second block of rows read it; 16-bit weights had a pass of their own widening every
+// block.
 template <class V, class T, int PANELS>
 void streamed_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb) {
   constexpr int kRows = kBlockRows<V, PANELS>;
@@ -428,11 +436,11 @@ template <class V, class T, int PANELS>
 void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
   constexpr int kRows = kBlockRows<V, PANELS>;
   const int64_t n0 = p * kPanelColumns;
-  // bf16 pairs are widened in any case. f32 streams only through a micro-kernel of one pass: in
-  // AVX2's two passes of 16 columns, the first reads every other line of a block, ahead of
-  // what the stream's requests cover (2-32 rows 15-40% slower in linear_bench).
+  // f32 and bf16 pairs (128-byte rows) stream only through a micro-kernel of one pass: in AVX2's
+  // two passes of 16 columns, the first reads every other line of a block, ahead of what the
+  // stream's requests cover (f32 at 2-32 rows 15-40% slower in linear_bench).
   constexpr bool kStreams =
-      T::kGroup == 1 && (sizeof(typename T::Elem) < sizeof(float) || PANELS > 1 || V::kPanelPasses == 1);
+      (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
   const bool streamed =
       kStreams && op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
   for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
