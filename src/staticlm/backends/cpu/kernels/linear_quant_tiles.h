@@ -149,9 +149,12 @@ struct GroupSpan {
 
 // ROWS rows from m0 over a span of groups: each word row loaded once for all of them, the float
 // sums kept in registers across the span and added to out (written, for the first span). SMALL:
-// the span's codes are below 128 (unpacked int4).
-template <class Q, int ROWS, bool SMALL>
-void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int64_t n0) {
+// the span's codes are below 128 (unpacked int4). PACKED: the span is int4 as stored, two nibbles
+// a byte, split in registers (word row j holds word rows 2j and 2j + 1). `ahead`: ask for the
+// span's lines kGemvPrefetchBytes ahead of the loads, as the GEMV does (the block of rows that
+// streams the panel from memory).
+template <class Q, int ROWS, bool SMALL, bool PACKED = false>
+void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int64_t n0, bool ahead = false) {
   using Reg = typename Q::Reg;
   using IReg = typename Q::IReg;
   constexpr int kR = kRegs<Q>;
@@ -189,18 +192,53 @@ void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int6
         ia[r][c] = Q::izero();
       }
     }
-    for (int64_t s = 0; s < g / 4; ++s) {
-      IReg w[kR];
-#pragma GCC unroll 16
-      for (int c = 0; c < kR; ++c) {
-        w[c] = Q::iload(codes + s * kWordRowBytes + c * Q::kWidth * 4);
-      }
-#pragma GCC unroll 16
-      for (int r = 0; r < ROWS; ++r) {
-        const typename Q::XWord x = Q::xword(xq.words(m0 + r)[gi * g / 4 + s]);
+    if (ahead) {
+      tiles::prefetch_lines<kScaleBytes>(reinterpret_cast<const char*>(group_start) + tiles::kGemvPrefetchBytes);
+    }
+    if constexpr (PACKED) {
+      for (int64_t j = 0; j < g / 8; ++j) {
+        const uint8_t* row = codes + j * kWordRowBytes;
+        if (ahead) {
+          tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
+        }
+        IReg lo[kR];
+        IReg hi[kR];
 #pragma GCC unroll 16
         for (int c = 0; c < kR; ++c) {
-          ia[r][c] = SMALL ? Q::dot4_small(ia[r][c], w[c], x) : Q::dot4(ia[r][c], w[c], x);
+          const IReg w = Q::iload(row + c * Q::kWidth * 4);
+          lo[c] = Q::low_nibbles(w);
+          hi[c] = Q::high_nibbles(w);
+        }
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; ++r) {
+          const int32_t* xw = xq.words(m0 + r) + gi * g / 4 + 2 * j;
+          const typename Q::XWord lo_x = Q::xword(xw[0]);
+          const typename Q::XWord hi_x = Q::xword(xw[1]);
+#pragma GCC unroll 16
+          for (int c = 0; c < kR; ++c) {
+            ia[r][c] = Q::dot4_small(ia[r][c], lo[c], lo_x);
+            ia[r][c] = Q::dot4_small(ia[r][c], hi[c], hi_x);
+          }
+        }
+      }
+    } else {
+      for (int64_t s = 0; s < g / 4; ++s) {
+        const uint8_t* row = codes + s * kWordRowBytes;
+        if (ahead) {
+          tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(row) + tiles::kGemvPrefetchBytes);
+        }
+        IReg w[kR];
+#pragma GCC unroll 16
+        for (int c = 0; c < kR; ++c) {
+          w[c] = Q::iload(row + c * Q::kWidth * 4);
+        }
+#pragma GCC unroll 16
+        for (int r = 0; r < ROWS; ++r) {
+          const typename Q::XWord x = Q::xword(xq.words(m0 + r)[gi * g / 4 + s]);
+#pragma GCC unroll 16
+          for (int c = 0; c < kR; ++c) {
+            ia[r][c] = SMALL ? Q::dot4_small(ia[r][c], w[c], x) : Q::dot4(ia[r][c], w[c], x);
+          }
         }
       }
     }
@@ -216,30 +254,43 @@ void gemm_rows(const LinearOperands& op, const GroupSpan& span, int64_t m0, int6
 }
 
 // Rows [m, rows), fewer than Q::kQuantRows, as one block of exactly that many.
-template <class Q, bool SMALL, int ROWS = 1>
-void gemm_tail(const LinearOperands& op, const GroupSpan& span, int64_t m, int64_t n0) {
+template <class Q, bool SMALL, bool PACKED, int ROWS = 1>
+void gemm_tail(const LinearOperands& op, const GroupSpan& span, int64_t m, int64_t n0, bool ahead) {
   if constexpr (ROWS < Q::kQuantRows) {
     if (op.rows - m == ROWS) {
-      gemm_rows<Q, ROWS, SMALL>(op, span, m, n0);
+      gemm_rows<Q, ROWS, SMALL, PACKED>(op, span, m, n0, ahead);
     } else {
-      gemm_tail<Q, SMALL, ROWS + 1>(op, span, m, n0);
+      gemm_tail<Q, SMALL, PACKED, ROWS + 1>(op, span, m, n0, ahead);
     }
   }
 }
 
-// Every row of the chunk over a span, in blocks of Q::kQuantRows.
-template <class Q, bool SMALL>
-void gemm_span(const LinearOperands& op, const GroupSpan& span, int64_t n0) {
+// Every row of the chunk over a span, in blocks of Q::kQuantRows; with `stream`, the first block
+// of rows asks for the span's lines ahead of its loads.
+template <class Q, bool SMALL, bool PACKED = false>
+void gemm_span(const LinearOperands& op, const GroupSpan& span, int64_t n0, bool stream = false) {
   int64_t m = 0;
   for (; m + Q::kQuantRows <= op.rows; m += Q::kQuantRows) {
-    gemm_rows<Q, Q::kQuantRows, SMALL>(op, span, m, n0);
+    gemm_rows<Q, Q::kQuantRows, SMALL, PACKED>(op, span, m, n0, stream && m == 0);
   }
-  gemm_tail<Q, SMALL>(op, span, m, n0);
+  gemm_tail<Q, SMALL, PACKED>(op, span, m, n0, stream && m == 0);
 }
+
+// The most rows of a call that reads its panels as a stream, int4 as stored (gemm_panel): a short
+// prompt's linears had run at 2x (int8) and 4x (int4) a decode step's time per op on an Intel
+// Xeon, with no requests ahead of the loads and int4 unpacked in a pass of its own. Prefill of
+// SmolLM's shape, interleaved medians (tokens/s): 8 tokens int8 472 -> 573, int4 498 -> 675; 32
+// tokens int8 597 -> 826, int4 784 -> 1047. At 64 and 128 rows the host's swings hid any
+// difference, and the chunk path stays.
+inline constexpr int64_t kStreamedQuantRows = 32;
+// The most blocks of rows that split int4 nibbles as stored, each its own: AVX2's blocks of one
+// row ran a 32-token int4 prompt 19% slower than unpacking once (8 tokens: 12% faster).
+inline constexpr int64_t kPackedRowBlocks = 8;
 
 // A chunk of rows over panel p, in spans of groups: int8 groups where they lie; int4 groups
 // unpacked once per span into `scratch` (kScratchBytes) as int8 codes with offset 8, which every
-// block of rows then reads.
+// block of rows then reads. A call of a few rows reads the panel in one span as stored, its first
+// block of rows asking for lines ahead as the GEMV does (the later ones find them in cache).
 template <class Q>
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
   // 32 KiB: the span size the int4 GEMM was measured with (all of the linear scratch).
@@ -250,6 +301,15 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
   const int64_t groups = op.x_quantized->groups;
   const int64_t n0 = p * kPanelColumns;
   const bool int4 = op.codes == PanelCodes::kInt4;
+  if (op.rows <= kStreamedQuantRows && (!int4 || op.rows <= kPackedRowBlocks * Q::kQuantRows)) {
+    const GroupSpan whole{panel, gbytes, 0, groups, int4 ? 8 : 128};
+    if (int4) {
+      gemm_span<Q, true, true>(op, whole, n0, true);
+    } else {
+      gemm_span<Q, false>(op, whole, n0, true);
+    }
+    return;
+  }
   const int64_t unpacked_bytes = kScaleBytes + kPanelColumns * op.group;
   const int64_t per_span = int4 ? kScratchBytes / unpacked_bytes : groups;
   for (int64_t first = 0; first < groups; first += per_span) {
