@@ -1,7 +1,8 @@
 // Micro-benchmarks of the cpu backend's attention over the static cache, as the runtime selects
 // it: decode (one query row at cache position p, every query head of the SmolLM-135M and
-// Llama-3.2-1B shapes) and a 128-row prefill chunk, f32 and f16 caches. Counters: GB/s of the K
-// and V slots read (what bounds decode) and GFLOP/s of the scores and weighted sums.
+// Llama-3.2-1B shapes) and 128-row prefill chunks (a prompt's first and fourth), f32 and f16
+// caches. Counters: GB/s of the K and V slots read (what bounds decode) and GFLOP/s of the
+// scores and weighted sums.
 //
 //   build/release/bin/attention_bench --benchmark_filter=decode
 #include "kernel_bench.h"
@@ -44,7 +45,8 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
 }
 
 void prefill_shapes(benchmark::internal::Benchmark* b) {
-  bench::on_one_and_two_threads(b, {{128, 9, 3, 127}, {128, 32, 8, 127}});
+  // The first chunk of a prompt and the fourth (slots 384 to 511: a long prompt's attention).
+  bench::on_one_and_two_threads(b, {{128, 9, 3, 127}, {128, 32, 8, 127}, {128, 9, 3, 511}, {128, 32, 8, 511}});
 }
 
 STATICLM_BENCH_CASE(decode_f32_avx512, decode_shapes, run_attention, DType::kF32, "avx512");
