@@ -46,10 +46,11 @@ def build_peer():
         if os.path.exists(PEER):
             shutil.rmtree(PEER)
         run(["git", "clone", "-q", os.path.join(tmp, "package/llama/gitRelease.bundle"), PEER])
-    # No AMX: -march=native turns on llama.cpp's AMX kernels on Intel hosts that have it, and in
-    # a VM that does not grant the tile state to the guest they crash (SIGSEGV in
-    # ggml_backend_amx_mul_mat). They take quantized types only; staticlm's tiles take bf16 only
-    # (where granted), so the q8_0 / q4_0 rows compare AVX-512 with AVX-512 either way.
+    # No AMX: -march=native turns on llama.cpp's AMX kernels (quantized types only) on Intel
+    # hosts that have them, and they stopped every q8_0 run on the two Xeons measured: SIGSEGV in
+    # ggml_backend_amx_mul_mat in a VM that does not grant the tile state, and SIGILL at a tile
+    # load in tinygemm_kernel_amx on one that does (staticlm's tiles run there). Where the tiles
+    # are granted, staticlm's q8_0 / q4_0 rows are its AMX prefill against llama.cpp's AVX-512.
     no_amx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     run(["cmake", "-S", PEER, "-B", os.path.join(PEER, "build"), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
          "-DGGML_NATIVE=ON", f"-DCMAKE_C_FLAGS={no_amx}", f"-DCMAKE_CXX_FLAGS={no_amx}", "-DLLAMA_CURL=OFF",

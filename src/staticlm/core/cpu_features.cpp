@@ -28,6 +28,7 @@ constexpr FeatureName kNames[] = {
     {CpuFeature::kNeon, "neon"},
     {CpuFeature::kNeonDotProd, "neon_dotprod"},
     {CpuFeature::kAmxBf16, "amx_bf16"},
+    {CpuFeature::kAmxInt8, "amx_int8"},
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,16 +38,16 @@ bool has_f16c() {
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
 }
 
-// AMX-BF16 usable by this process: the CPU has the tiles (CPUID 7.0:EDX AMX-TILE, AMX-BF16), the
-// OS saves their state (XCR0 bits 17 and 18; a VM may not expose it), and Linux grants this
-// process the tile data (a dynamically enabled feature: without arch_prctl's grant the first
-// tile instruction faults). The grant covers every thread of the process.
-bool amx_bf16_usable() {
+// AMX tiles usable by this process: the CPU has them (CPUID 7.0:EDX AMX-TILE), the OS saves
+// their state (XCR0 bits 17 and 18; a VM may not expose it), and Linux grants this process the
+// tile data (a dynamically enabled feature: without arch_prctl's grant the first tile
+// instruction faults). The grant covers every thread of the process.
+bool amx_tiles_usable() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) {
     return false;
   }
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 24)) == 0 || (edx & (1u << 22)) == 0) {
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 24)) == 0) {
     return false;
   }
   unsigned xcr0_low = 0, xcr0_high = 0;
@@ -62,6 +63,12 @@ bool amx_bf16_usable() {
 #else
   return false;
 #endif
+}
+
+// CPUID 7.0:EDX bit `bit` (AMX-BF16 22, AMX-INT8 25).
+bool cpuid7_edx(unsigned bit) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << bit)) != 0;
 }
 #endif
 
@@ -82,9 +89,13 @@ CpuFeatures detect() {
     }
     if (__builtin_cpu_supports("avx512bf16")) {
       features = features.with(CpuFeature::kAvx512Bf16);
-      if (amx_bf16_usable()) {
-        features = features.with(CpuFeature::kAmxBf16);
-      }
+    }
+    const bool tiles = amx_tiles_usable();
+    if (tiles && features.has(CpuFeature::kAvx512Bf16) && cpuid7_edx(22)) {
+      features = features.with(CpuFeature::kAmxBf16);
+    }
+    if (tiles && features.has(CpuFeature::kAvx512Vnni) && cpuid7_edx(25)) {
+      features = features.with(CpuFeature::kAmxInt8);
     }
   }
 #elif defined(__aarch64__)
@@ -154,7 +165,7 @@ Result<CpuFeatures> cpu_features_for_isa(std::string_view isa) {
     return host.intersect(avx512);
   }
   if (isa == "amx") {
-    return host.intersect(avx512.with(CpuFeature::kAmxBf16));
+    return host.intersect(avx512.with(CpuFeature::kAmxBf16).with(CpuFeature::kAmxInt8));
   }
   return invalid_argument("isa '", isa, "': expected auto, amx, avx512, avx2 or portable");
 }

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "staticlm/backends/cpu/kernels/amx_tiles.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
 
 #pragma GCC push_options
@@ -26,23 +27,15 @@ constexpr int kTileBytes = 64;                               // bytes of a tile 
 constexpr int64_t kBlockRows = 2 * kTileRows;                // rows of x per block
 constexpr int64_t kPanelBytes = kPanelColumns * 4;           // a panel row: 32 pairs of bf16
 
-// The layout _tile_loadconfig reads (palette 1).
-struct TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // Sums of `first` rows in tiles 0-1 and 4, of `second` rows (0: unused) in tiles 2-3 and 5.
 void configure(int first, int second) {
-  TileConfig config;
+  amx::TileConfig config;
   const int rows_of[8] = {first, first, second, second, first, second, kTilePairs, kTilePairs};
   for (int t = 0; t < 8; ++t) {
     config.rows[t] = static_cast<uint8_t>(rows_of[t]);
     config.bytes_per_row[t] = rows_of[t] > 0 ? kTileBytes : 0;
   }
+  amx::keep_written(config);
   _tile_loadconfig(&config);
 }
 

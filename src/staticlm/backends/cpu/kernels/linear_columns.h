@@ -86,6 +86,14 @@ void linear_columns_amx_bf16(const LinearOperands& operands, int64_t n_begin, in
 // int8 / int4 panels (x_quantized set): vpdpbusd (AVX-512 VNNI), or the same integer products
 // with vpmaddwd (AVX2); both give identical results. `scratch` holds an int4 group unpacked.
 void linear_columns_q_avx512vnni(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+// Rows from which the AMX int8 entry multiplies int8 weights on tiles (int4: from 33, below
+// which the VNNI kernel streams the packed panels).
+inline constexpr int64_t kQuantTileMinRows = 2;
+// AMX tiles (tdpbsud) for the calls above: blocks of 16 rows of x's codes against 32-column
+// panels read in place as tiles (int4 unpacked per span), bit for bit what
+// linear_columns_q_avx512vnni computes; otherwise that function. Needs the process's AMX grant
+// (CpuFeature::kAmxInt8).
+void linear_columns_q_amx(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_q_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out);
 

@@ -287,15 +287,51 @@ inline constexpr int64_t kStreamedQuantRows = 32;
 // row ran a 32-token int4 prompt 19% slower than unpacking once (8 tokens: 12% faster).
 inline constexpr int64_t kPackedRowBlocks = 8;
 
+// Bytes of one int4 group unpacked to int8 codes (unpack_int4), and how many groups the
+// linear scratch holds so: 32 KiB, the span size the int4 GEMM was measured with (all of it).
+inline constexpr int64_t kUnpackScratchBytes = 32 * 1024;
+static_assert(kUnpackScratchBytes <= kLinearScratchFloats * static_cast<int64_t>(sizeof(float)));
+inline int64_t unpacked_group_bytes(const LinearOperands& op) {
+  return kScaleBytes + kPanelColumns * op.group;
+}
+inline int64_t unpack_span_groups(const LinearOperands& op) {
+  return kUnpackScratchBytes / unpacked_group_bytes(op);
+}
+
+// Groups [first, last) of int4 panel `panel` unpacked into `scratch` as int8 codes with offset 8,
+// in the int8 layout (scales, then word rows in k order); returns them as a span. Word row j of
+// a packed group holds the int8 word rows 2j (low nibbles) and 2j + 1 (high ones).
+template <class Q>
+GroupSpan unpack_int4(const LinearOperands& op, const uint8_t* panel, int64_t first, int64_t last, uint8_t* scratch) {
+  const int64_t gbytes = group_bytes(op);
+  const int64_t unpacked_bytes = unpacked_group_bytes(op);
+  for (int64_t gi = first; gi < last; ++gi) {
+    const uint8_t* packed = panel + gi * gbytes;
+    uint8_t* unpacked = scratch + (gi - first) * unpacked_bytes;
+    for (int64_t b = 0; b < kScaleBytes; ++b) {
+      unpacked[b] = packed[b];
+    }
+    tiles::prefetch_lines<kScaleBytes>(reinterpret_cast<const char*>(packed) + tiles::kGemvPrefetchBytes);
+    for (int64_t j = 0; j < op.group / 8; ++j) {
+      tiles::prefetch_lines<kWordRowBytes>(reinterpret_cast<const char*>(packed + kScaleBytes + j * kWordRowBytes) +
+                                           tiles::kGemvPrefetchBytes);
+#pragma GCC unroll 16
+      for (int c = 0; c < kRegs<Q>; ++c) {
+        const typename Q::IReg w = Q::iload(packed + kScaleBytes + j * kWordRowBytes + c * Q::kWidth * 4);
+        Q::istore(unpacked + kScaleBytes + 2 * j * kWordRowBytes + c * Q::kWidth * 4, Q::low_nibbles(w));
+        Q::istore(unpacked + kScaleBytes + (2 * j + 1) * kWordRowBytes + c * Q::kWidth * 4, Q::high_nibbles(w));
+      }
+    }
+  }
+  return {scratch, unpacked_bytes, first, last, 8};
+}
+
 // A chunk of rows over panel p, in spans of groups: int8 groups where they lie; int4 groups
-// unpacked once per span into `scratch` (kScratchBytes) as int8 codes with offset 8, which every
+// unpacked once per span into `scratch` (unpack_int4) as int8 codes with offset 8, which every
 // block of rows then reads. A call of a few rows reads the panel in one span as stored, its first
 // block of rows asking for lines ahead as the GEMV does (the later ones find them in cache).
 template <class Q>
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
-  // 32 KiB: the span size the int4 GEMM was measured with (all of the linear scratch).
-  constexpr int64_t kScratchBytes = 32 * 1024;
-  static_assert(kScratchBytes <= kLinearScratchFloats * static_cast<int64_t>(sizeof(float)));
   const int64_t gbytes = group_bytes(op);
   const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
   const int64_t groups = op.x_quantized->groups;
@@ -310,33 +346,13 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
     }
     return;
   }
-  const int64_t unpacked_bytes = kScaleBytes + kPanelColumns * op.group;
-  const int64_t per_span = int4 ? kScratchBytes / unpacked_bytes : groups;
+  const int64_t per_span = int4 ? unpack_span_groups(op) : groups;
   for (int64_t first = 0; first < groups; first += per_span) {
-    GroupSpan span{panel + first * gbytes, gbytes, first, first + per_span < groups ? first + per_span : groups, 128};
+    const int64_t last = first + per_span < groups ? first + per_span : groups;
     if (int4) {
-      // Word row j of a packed group holds the int8 word rows 2j (low nibbles) and 2j + 1.
-      for (int64_t gi = span.first; gi < span.last; ++gi) {
-        const uint8_t* packed = panel + gi * gbytes;
-        uint8_t* unpacked = scratch + (gi - span.first) * unpacked_bytes;
-        for (int64_t b = 0; b < kScaleBytes; ++b) {
-          unpacked[b] = packed[b];
-        }
-        for (int64_t j = 0; j < op.group / 8; ++j) {
-#pragma GCC unroll 16
-          for (int c = 0; c < kRegs<Q>; ++c) {
-            const typename Q::IReg w = Q::iload(packed + kScaleBytes + j * kWordRowBytes + c * Q::kWidth * 4);
-            Q::istore(unpacked + kScaleBytes + 2 * j * kWordRowBytes + c * Q::kWidth * 4, Q::low_nibbles(w));
-            Q::istore(unpacked + kScaleBytes + (2 * j + 1) * kWordRowBytes + c * Q::kWidth * 4, Q::high_nibbles(w));
-          }
-        }
-      }
-      span = {scratch, unpacked_bytes, span.first, span.last, 8};
-    }
-    if (int4) {
-      gemm_span<Q, true>(op, span, n0);
+      gemm_span<Q, true>(op, unpack_int4<Q>(op, panel, first, last, scratch), n0);
     } else {
-      gemm_span<Q, false>(op, span, n0);
+      gemm_span<Q, false>(op, {panel + first * gbytes, gbytes, first, last, 128}, n0);
     }
   }
 }

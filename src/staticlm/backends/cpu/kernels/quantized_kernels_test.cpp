@@ -41,17 +41,29 @@ struct QuantPath {
   const char* name;
   CpuFeatures features;
   const char* kernel_prefix;  // what the chosen kernel's name starts with
+  const char* kernel_suffix;  // ... and ends with
 };
 
+bool chose(const std::string& kernel, const QuantPath& path) {
+  const std::string_view suffix = path.kernel_suffix;
+  return kernel.rfind(path.kernel_prefix, 0) == 0 && kernel.size() >= suffix.size() &&
+         kernel.compare(kernel.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// AMX where the process has the tiles: its chunk GEMM (tdpbsud) must equal the VNNI kernel's.
 std::vector<QuantPath> paths() {
   const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
   const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512);
+  const CpuFeatures vnni = avx512.with(CpuFeature::kAvx512Vnni);
   std::vector<QuantPath> out;
-  if (CpuFeatures::host().covers(avx512.with(CpuFeature::kAvx512Vnni))) {
-    out.push_back({"vnni", avx512.with(CpuFeature::kAvx512Vnni), "cpu.avx512."});
+  if (CpuFeatures::host().covers(vnni.with(CpuFeature::kAmxInt8))) {
+    out.push_back({"amx_int8", vnni.with(CpuFeature::kAmxInt8), "cpu.avx512.", "_amx_int8"});
+  }
+  if (CpuFeatures::host().covers(vnni)) {
+    out.push_back({"vnni", vnni, "cpu.avx512.", "_vnni"});
   }
   if (CpuFeatures::host().covers(avx2)) {
-    out.push_back({"avx2", avx2, "cpu.avx2."});
+    out.push_back({"avx2", avx2, "cpu.avx2.", ""});
   }
   return out;
 }
@@ -112,7 +124,7 @@ std::vector<float> reference(const Tensor& x, const QuantMatrix& w, const Tensor
   const int64_t inner = w.layout.cols;
   const int64_t rows = x.numel() / inner;
   cpu::QuantizedRows xq;
-  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq);
+  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq, cpu::QuantizeWith::kScalar);
   std::vector<float> out(static_cast<size_t>(rows * w.layout.rows));
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t n = 0; n < w.layout.rows; ++n) {
@@ -170,13 +182,18 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
   }
   std::mt19937 rng(51);
   // Decode rows and chunks (blocks of 8 / 2 rows and their remainders), K off the group (a
-  // partial last group), N off the panel, every group size, a bias.
+  // partial last group), N off the panel, every group size, a bias. The AMX tiles take blocks of
+  // 32 rows (a second tile from 17), groups of 16 to 64 k in one step and of 128 in two, and int4
+  // in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k: two spans each).
   const std::vector<QuantCase> cases = {
-      {PanelCodes::kInt8, 32, 1, 576, 100, false},  {PanelCodes::kInt4, 32, 1, 576, 64, true},
-      {PanelCodes::kInt8, 16, 1, 40, 33, false},    {PanelCodes::kInt4, 128, 1, 300, 31, false},
-      {PanelCodes::kInt8, 64, 3, 130, 40, true},    {PanelCodes::kInt4, 16, 5, 72, 70, false},
-      {PanelCodes::kInt8, 128, 19, 256, 64, false}, {PanelCodes::kInt4, 64, 13, 200, 45, true},
-      {PanelCodes::kInt8, 32, 40, 100, 96, false},  {PanelCodes::kInt4, 32, 33, 64, 32, false},
+      {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
+      {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},
+      {PanelCodes::kInt8, 64, 3, 130, 40, true},     {PanelCodes::kInt4, 16, 5, 72, 70, false},
+      {PanelCodes::kInt8, 128, 19, 256, 64, false},  {PanelCodes::kInt4, 64, 13, 200, 45, true},
+      {PanelCodes::kInt8, 32, 40, 100, 96, false},   {PanelCodes::kInt4, 32, 33, 64, 32, false},
+      {PanelCodes::kInt8, 32, 17, 96, 64, false},    {PanelCodes::kInt8, 128, 70, 300, 50, true},
+      {PanelCodes::kInt4, 32, 66, 1100, 40, false},  {PanelCodes::kInt4, 16, 35, 1000, 33, true},
+      {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "
@@ -203,7 +220,7 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
       std::string kernel;
       auto got = run_op_with(registry(), path.features, OpKind::kLinear, inputs, attrs, &kernel);
       ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_EQ(kernel.rfind(path.kernel_prefix, 0), 0u) << "chose " << kernel;
+      EXPECT_TRUE(chose(kernel, path)) << "chose " << kernel;
       const float* out = (*got)[0].data<float>();
       for (size_t i = 0; i < scheme.size(); ++i) {
         ASSERT_EQ(out[i], scheme[i]) << "element " << i;
@@ -235,7 +252,9 @@ TEST(QuantizedKernelsTest, TheFusedLinearsEqualTheirPartsOnTheSamePath) {
         std::string kernel;
         auto got = run_op_with(registry(), path.features, op, inputs, attrs, &kernel);
         EXPECT_TRUE(got.ok()) << got.status().to_string();
-        EXPECT_EQ(kernel.rfind(path.kernel_prefix, 0), 0u) << "chose " << kernel;
+        // The add and the swiglu are the instruction set's elementwise kernels.
+        const bool elementwise = op == OpKind::kAdd || op == OpKind::kSwiglu;
+        EXPECT_TRUE(elementwise ? kernel.rfind(path.kernel_prefix, 0) == 0 : chose(kernel, path)) << "chose " << kernel;
         return got.ok() ? std::move(*got) : std::vector<Tensor>();
       };
       std::vector<Tensor> gate = run(OpKind::kLinear, {&x, &pa}, quant_attrs({&a}));
@@ -300,36 +319,76 @@ TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
   }
 }
 
+// Both ways of quantizing (AVX-512 where the CPU has it, and scalar) on hand-checked values.
 TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
-  const std::vector<float> x = {0.5f,   -1.0f, 0.25f,  0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  // group 0: max 1
-                                100.0f, 1.0f,  -50.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 3.0f};
-  cpu::QuantizedRows q;
-  cpu::quantize_rows(x.data(), 1, 17, 8, q);
-  ASSERT_EQ(q.groups, 3);
-  EXPECT_EQ(q.codes(0)[0], 64);  // 0.5 * 127 = 63.5, to even
-  EXPECT_EQ(q.codes(0)[1], -127);
-  EXPECT_EQ(q.codes(0)[2], 32);  // 31.75
-  EXPECT_FLOAT_EQ(q.row_scales(0)[0], 1.0f / 127.0f);
-  EXPECT_EQ(q.row_sums(0)[0], 64 - 127 + 32);
-  // The outlier keeps its group's scale to itself: 1.0 next to 100 still gets a code of 1.
-  EXPECT_EQ(q.codes(0)[8], 127);
-  EXPECT_EQ(q.codes(0)[9], 1);
-  EXPECT_EQ(q.codes(0)[10], -64);  // -63.5, to even
-  EXPECT_EQ(q.codes(0)[16], 127);
-  EXPECT_EQ(q.codes(0)[17], 0);  // past K: zero
-  EXPECT_EQ(q.row_sums(0)[2], 127);
-  cpu::quantize_rows(std::vector<float>(8, 0.0f).data(), 1, 8, 8, q);
-  EXPECT_EQ(q.row_scales(0)[0], 0.0f);
-  EXPECT_EQ(q.codes(0)[0], 0);
-  // A non-finite value makes its group's scale NaN (the outputs it feeds are NaN), never a code.
-  std::vector<float> bad(16, 1.0f);
-  bad[3] = std::nanf("");
-  bad[12] = INFINITY;
-  cpu::quantize_rows(bad.data(), 1, 16, 8, q);
-  EXPECT_TRUE(std::isnan(q.row_scales(0)[0]));
-  EXPECT_TRUE(std::isnan(q.row_scales(0)[1]));
-  EXPECT_EQ(q.codes(0)[0], 0);
-  EXPECT_EQ(q.row_sums(0)[0], 0);
+  for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kScalar}) {
+    SCOPED_TRACE(with == cpu::QuantizeWith::kBest ? "best" : "scalar");
+    const std::vector<float> x = {0.5f,   -1.0f, 0.25f,  0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  // group 0: max 1
+                                  100.0f, 1.0f,  -50.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 3.0f};
+    cpu::QuantizedRows q;
+    cpu::quantize_rows(x.data(), 1, 17, 8, q, with);
+    ASSERT_EQ(q.groups, 3);
+    EXPECT_EQ(q.codes(0)[0], 64);  // 0.5 * 127 = 63.5, to even
+    EXPECT_EQ(q.codes(0)[1], -127);
+    EXPECT_EQ(q.codes(0)[2], 32);  // 31.75
+    EXPECT_FLOAT_EQ(q.row_scales(0)[0], 1.0f / 127.0f);
+    EXPECT_EQ(q.row_sums(0)[0], 64 - 127 + 32);
+    // The outlier keeps its group's scale to itself: 1.0 next to 100 still gets a code of 1.
+    EXPECT_EQ(q.codes(0)[8], 127);
+    EXPECT_EQ(q.codes(0)[9], 1);
+    EXPECT_EQ(q.codes(0)[10], -64);  // -63.5, to even
+    EXPECT_EQ(q.codes(0)[16], 127);
+    EXPECT_EQ(q.codes(0)[17], 0);  // past K: zero
+    EXPECT_EQ(q.row_sums(0)[2], 127);
+    cpu::quantize_rows(std::vector<float>(8, 0.0f).data(), 1, 8, 8, q, with);
+    EXPECT_EQ(q.row_scales(0)[0], 0.0f);
+    EXPECT_EQ(q.codes(0)[0], 0);
+    // A non-finite value makes its group's scale NaN (the outputs it feeds are NaN), never a code.
+    std::vector<float> bad(16, 1.0f);
+    bad[3] = std::nanf("");
+    bad[12] = INFINITY;
+    cpu::quantize_rows(bad.data(), 1, 16, 8, q, with);
+    EXPECT_TRUE(std::isnan(q.row_scales(0)[0]));
+    EXPECT_TRUE(std::isnan(q.row_scales(0)[1]));
+    EXPECT_EQ(q.codes(0)[0], 0);
+    EXPECT_EQ(q.row_sums(0)[0], 0);
+  }
+}
+
+// The vector quantizer equals the scalar one on random rows: every group size, K off the group,
+// groups of zeros, ties, values past 127 steps after rounding, and non-finite values.
+TEST(QuantizedKernelsTest, TheVectorQuantizerEqualsTheScalarOne) {
+  std::mt19937 rng(54);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int64_t group : {int64_t{8}, int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}) {
+    for (int64_t inner : {group, 3 * group + 5, int64_t{300}}) {
+      SCOPED_TRACE(testing::Message() << "g" << group << " K " << inner);
+      const int64_t rows = 7;
+      std::vector<float> x(static_cast<size_t>(rows * inner));
+      for (float& v : x) {
+        v = normal(rng);
+      }
+      std::fill(x.begin() + inner, x.begin() + inner + std::min<int64_t>(group, inner), 0.0f);  // row 1's first group
+      for (int64_t k = 0; k < std::min<int64_t>(group, inner); ++k) {  // row 2: ties at 0.5 steps
+        x[static_cast<size_t>(2 * inner + k)] = k == 0 ? 127.0f : static_cast<float>(k) + 0.5f;
+      }
+      x[static_cast<size_t>(3 * inner + 1)] = std::nanf("");
+      x[static_cast<size_t>(4 * inner + inner - 1)] = -INFINITY;
+      cpu::QuantizedRows best;
+      cpu::QuantizedRows scalar;
+      cpu::quantize_rows(x.data(), rows, inner, group, best, cpu::QuantizeWith::kBest);
+      cpu::quantize_rows(x.data(), rows, inner, group, scalar, cpu::QuantizeWith::kScalar);
+      ASSERT_EQ(best.code_words, scalar.code_words);
+      ASSERT_EQ(best.sums, scalar.sums);
+      for (size_t i = 0; i < scalar.scales.size(); ++i) {
+        if (std::isnan(scalar.scales[i])) {
+          EXPECT_TRUE(std::isnan(best.scales[i])) << i;
+        } else {
+          EXPECT_EQ(best.scales[i], scalar.scales[i]) << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

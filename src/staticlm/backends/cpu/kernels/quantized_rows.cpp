@@ -1,7 +1,17 @@
 #include "staticlm/backends/cpu/kernels/quantized_rows.h"
 
+#if defined(__x86_64__)
+// g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics are
+// uninitialised: a known false positive.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
+
+#include "staticlm/core/cpu_features.h"
 
 namespace staticlm::cpu {
 
@@ -15,40 +25,91 @@ void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
   out.sums.resize(static_cast<size_t>(rows * out.groups));
 }
 
-void quantize_row_range(const float* x, int64_t inner, int64_t first_row, int64_t last_row, QuantizedRows& out) {
+namespace {
+
+// Group `count` values of x into codes, its scale and its code sum.
+void quantize_group_scalar(const float* x, int64_t count, int8_t* codes, float& scale, int32_t& sum) {
+  float largest = 0.0f;
+  bool finite = true;
+  for (int64_t k = 0; k < count; ++k) {
+    finite = finite && std::isfinite(x[k]);
+    largest = std::max(largest, std::fabs(x[k]));
+  }
+  // A NaN or infinity has no code: its group gets zero codes and a NaN scale, so the outputs it
+  // feeds are NaN, as the float kernels would make them.
+  const float inverse = finite && largest > 0.0f ? 127.0f / largest : 0.0f;
+  sum = 0;
+  for (int64_t k = 0; k < count && inverse > 0.0f; ++k) {
+    // |x * inverse| <= 127 up to rounding; the clamp keeps a rounding past it in range.
+    const auto q = static_cast<int32_t>(std::clamp(std::nearbyint(x[k] * inverse), -127.0f, 127.0f));
+    codes[k] = static_cast<int8_t>(q);
+    sum += q;
+  }
+  scale = finite ? largest / 127.0f : std::nanf("");
+}
+
+#if defined(__x86_64__)
+// The same, 16 values a step: the same multiply, the same round to nearest even, the same clamp,
+// so the same codes. The scalar loop called libm's nearbyintf per value, and a chunk's
+// quantization took a fifth of an int8 prefill once its GEMM ran on AMX tiles.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void quantize_group_avx512(const float* x, int64_t count,
+                                                                                         int8_t* codes, float& scale,
+                                                                                         int32_t& sum) {
+  constexpr int kNonFinite = 0x01 | 0x08 | 0x10 | 0x80;  // quiet NaN, +infinity, -infinity, signalling NaN
+  __m512 largest = _mm512_setzero_ps();
+  __mmask16 non_finite = 0;
+  for (int64_t k = 0; k < count; k += 16) {
+    const __mmask16 lanes = count - k >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (count - k)) - 1u);
+    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + k);
+    non_finite |= _mm512_mask_fpclass_ps_mask(lanes, v, kNonFinite);
+    largest = _mm512_max_ps(largest, _mm512_abs_ps(v));
+  }
+  const bool finite = non_finite == 0;
+  const float top = finite ? _mm512_reduce_max_ps(largest) : 0.0f;
+  const float inverse = finite && top > 0.0f ? 127.0f / top : 0.0f;
+  __m512i total = _mm512_setzero_si512();
+  for (int64_t k = 0; k < count && inverse > 0.0f; k += 16) {
+    const __mmask16 lanes = count - k >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (count - k)) - 1u);
+    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + k);
+    __m512 q =
+        _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(inverse)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    const __m512i codes32 = _mm512_cvtps_epi32(q);
+    _mm512_mask_cvtepi32_storeu_epi8(codes + k, lanes, codes32);
+    total = _mm512_add_epi32(total, codes32);  // masked-off lanes hold zero codes
+  }
+  sum = _mm512_reduce_add_epi32(total);
+  scale = finite ? top / 127.0f : std::nanf("");
+}
+#endif
+
+}  // namespace
+
+void quantize_row_range(const float* x, int64_t inner, int64_t first_row, int64_t last_row, QuantizedRows& out,
+                        QuantizeWith with) {
+  using GroupFn = void (*)(const float*, int64_t, int8_t*, float&, int32_t&);
+  GroupFn quantize_group = quantize_group_scalar;
+#if defined(__x86_64__)
+  if (with == QuantizeWith::kBest && CpuFeatures::host().has(CpuFeature::kAvx512)) {
+    quantize_group = quantize_group_avx512;
+  }
+#endif
   const int64_t group = out.group;
   const int64_t stride = out.groups * group;
   for (int64_t r = first_row; r < last_row; ++r) {
-    const float* row = x + r * inner;
     int8_t* codes = reinterpret_cast<int8_t*>(out.code_words.data()) + r * stride;
     for (int64_t gi = 0; gi < out.groups; ++gi) {
       const int64_t first = gi * group;
-      const int64_t count = std::min(group, inner - first);
-      float largest = 0.0f;
-      bool finite = true;
-      for (int64_t k = 0; k < count; ++k) {
-        finite = finite && std::isfinite(row[first + k]);
-        largest = std::max(largest, std::fabs(row[first + k]));
-      }
-      // A NaN or infinity has no code: its group gets zero codes and a NaN scale, so the outputs
-      // it feeds are NaN, as the float kernels would make them.
-      const float inverse = finite && largest > 0.0f ? 127.0f / largest : 0.0f;
-      int32_t sum = 0;
-      for (int64_t k = 0; k < count && inverse > 0.0f; ++k) {
-        // |x * inverse| <= 127 up to rounding; the clamp keeps a rounding past it in range.
-        const auto q = static_cast<int32_t>(std::clamp(std::nearbyint(row[first + k] * inverse), -127.0f, 127.0f));
-        codes[first + k] = static_cast<int8_t>(q);
-        sum += q;
-      }
-      out.scales[static_cast<size_t>(r * out.groups + gi)] = finite ? largest / 127.0f : std::nanf("");
-      out.sums[static_cast<size_t>(r * out.groups + gi)] = sum;
+      const size_t at = static_cast<size_t>(r * out.groups + gi);
+      quantize_group(x + r * inner + first, std::min(group, inner - first), codes + first, out.scales[at],
+                     out.sums[at]);
     }
   }
 }
 
-void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
+void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out, QuantizeWith with) {
   size_rows(rows, inner, group, out);
-  quantize_row_range(x, inner, 0, rows, out);
+  quantize_row_range(x, inner, 0, rows, out, with);
 }
 
 }  // namespace staticlm::cpu

@@ -6,8 +6,8 @@
 //   sum_k (q_w + offset) * q_x = sum_k q_w * q_x + offset * sum_k q_x,
 // so the kernels take the offset back out with one multiply per group.
 //
-// Plain C++: every instruction-set path reads the same codes, so their integer dot products
-// agree exactly.
+// Every instruction-set path reads the same codes (computed alike with or without AVX-512), so
+// their integer dot products agree exactly.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +32,21 @@ struct QuantizedRows {
   const int32_t* row_sums(int64_t row) const { return sums.data() + row * groups; }
 };
 
+// How the rows are quantized: with AVX-512 where the CPU has it, or one value at a time. Both
+// give the same codes, scales and sums (the same IEEE multiply, round to nearest even and clamp
+// per value); tests compare them.
+enum class QuantizeWith { kBest, kScalar };
+
 // Quantizes x [rows, inner] (row-major) into `out` in groups of `group` (a multiple of 8),
 // reusing its storage.
-void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out);
+void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out,
+                   QuantizeWith with = QuantizeWith::kBest);
 
 // The same in two steps, so that threads can share the rows: size `out` for rows of `inner`
 // (codes zeroed), then quantize rows [first, last) of x into it; calls for disjoint ranges may
 // run at once.
 void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out);
-void quantize_row_range(const float* x, int64_t inner, int64_t first, int64_t last, QuantizedRows& out);
+void quantize_row_range(const float* x, int64_t inner, int64_t first, int64_t last, QuantizedRows& out,
+                        QuantizeWith with = QuantizeWith::kBest);
 
 }  // namespace staticlm::cpu

@@ -11,10 +11,12 @@ namespace {
 // an AMD Zen 5 it beat the 256-bit one with two streams by 5-20% (a 256-bit GEMV of one stream had
 // been 10-15% faster on Zen 4, before more streams were tried; docs/performance.md).
 // The amx entry takes bf16 weights only and multiplies bf16 tiles at prefill (tdpbf16ps); the
-// bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
+// amx_int8 entry takes int8 / int4 panels only and multiplies int8 tiles at prefill (tdpbsud),
+// decoding with vpdpbusd; the bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
 // vnni entry takes int8 / int4 panels only (vpdpbusd); the others take int8 / int4 through the
 // AVX2 integer path, which computes exactly what vpdpbusd does.
 constexpr int kAmxBf16Priority = 35;
+constexpr int kAmxInt8Priority = 27;
 constexpr int kAvx512Bf16Priority = 30;
 constexpr int kAvx512VnniPriority = 25;
 constexpr int kAvx512Priority = 20;
@@ -25,6 +27,7 @@ const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
 const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
 const CpuFeatures kAmxBf16Features = kAvx512Bf16Features.with(CpuFeature::kAmxBf16);
 const CpuFeatures kAvx512VnniFeatures = kAvx512Features.with(CpuFeature::kAvx512Vnni);
+const CpuFeatures kAmxInt8Features = kAvx512VnniFeatures.with(CpuFeature::kAmxInt8);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
@@ -43,6 +46,14 @@ cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_
           .rotate_half = cpu::rotate_half_avx512};
 }
 
+// The entries that take int8 / int4 panels only, run by `quantized` (decode and chunks alike).
+cpu::LinearEntryPoints quantized_entry_points(cpu::LinearColumnsFn quantized) {
+  return {.swiglu = cpu::swiglu_avx512,
+          .add = cpu::add_avx512,
+          .quantized = quantized,
+          .rotate_half = cpu::rotate_half_avx512};
+}
+
 using ElementwiseFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::ElementwiseFns);
 
 KernelFactory elementwise_factory(ElementwiseFactory make, cpu::ElementwiseFns fns) {
@@ -58,7 +69,7 @@ KernelFactory attention_factory(cpu::AttentionRowFns fns) {
 Status register_cpu_kernels(KernelRegistry& registry) {
   STATICLM_RETURN_IF_ERROR(register_portable_kernels(registry));
   // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the entries:
-  // "cpu.<isa>.<op>[_amx|_bf16|_vnni]".
+  // "cpu.<isa>.<op>[_amx|_amx_int8|_bf16|_vnni]".
   struct LinearOp {
     OpKind op;
     LinearFactory make;
@@ -79,11 +90,11 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                       linear_factory(entry.make, bf16_entry_points(cpu::linear_columns_avx512_bf16, cpu::kPackedMinRows,
                                                                    cpu::kPackedBlockRows))}));
     STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx512.", name, "_amx_int8"), kAmxInt8Features, kAmxInt8Priority,
+                      linear_factory(entry.make, quantized_entry_points(cpu::linear_columns_q_amx))}));
+    STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx512.", name, "_vnni"), kAvx512VnniFeatures, kAvx512VnniPriority,
-                      linear_factory(entry.make, {.swiglu = cpu::swiglu_avx512,
-                                                  .add = cpu::add_avx512,
-                                                  .quantized = cpu::linear_columns_q_avx512vnni,
-                                                  .rotate_half = cpu::rotate_half_avx512})}));
+                      linear_factory(entry.make, quantized_entry_points(cpu::linear_columns_q_avx512vnni))}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx512.", name), kAvx512Features, kAvx512Priority,
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_avx512,
                                                                        .gemm = cpu::linear_columns_avx512,

@@ -46,7 +46,7 @@ std::vector<OptionSpec> runtime_option_specs() {
   return {
       enum_option("isa", "auto",
                   {{"auto", "everything this CPU has", std::nullopt},
-                   {"amx", "at most AVX-512 with AMX tiles (bf16 GEMMs)", std::nullopt},
+                   {"amx", "at most AVX-512 with AMX tiles (bf16 and int8 GEMMs)", std::nullopt},
                    {"avx512", "at most AVX-512 (with VNNI and BF16, without AMX)", std::nullopt},
                    {"avx2", "at most AVX2 with FMA", std::nullopt},
                    {"portable", "the portable reference kernels only", std::nullopt}},
