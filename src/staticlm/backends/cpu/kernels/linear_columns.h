@@ -87,8 +87,10 @@ void linear_columns_amx_bf16(const LinearOperands& operands, int64_t n_begin, in
 // with vpmaddwd (AVX2); both give identical results. `scratch` holds an int4 group unpacked.
 void linear_columns_q_avx512vnni(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 // Rows from which the AMX int8 entry multiplies int8 weights on tiles (int4: from 33, below
-// which the VNNI kernel streams the packed panels).
-inline constexpr int64_t kQuantTileMinRows = 2;
+// which the VNNI kernel streams the packed panels). Up to 4 rows, one VNNI block of rows,
+// streaming was faster: SmolLM int8 time to first token, 2 / 4 / 6 / 8-token prompts, tiles
+// against VNNI, 9.7 / 10.9 / 10.7 / 11.5 against 8.8 / 10.0 / 13.0 / 14.4 ms.
+inline constexpr int64_t kQuantTileMinRows = 5;
 // AMX tiles (tdpbsud) for the calls above: blocks of 16 rows of x's codes against 32-column
 // panels read in place as tiles (int4 unpacked per span), bit for bit what
 // linear_columns_q_avx512vnni computes; otherwise that function. Needs the process's AMX grant

@@ -182,9 +182,10 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
   }
   std::mt19937 rng(51);
   // Decode rows and chunks (blocks of 8 / 2 rows and their remainders), K off the group (a
-  // partial last group), N off the panel, every group size, a bias. The AMX tiles take blocks of
-  // 32 rows (a second tile from 17), groups of 16 to 64 k in one step and of 128 in two, and int4
-  // in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k: two spans each).
+  // partial last group), N off the panel, every group size, a bias. The AMX tiles take int8
+  // calls from 5 rows and int4 from 33 in blocks of 16 rows, groups of 16 to 64 k in one step
+  // and of 128 in two, and int4 in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k:
+  // two spans each).
   const std::vector<QuantCase> cases = {
       {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
       {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},
@@ -194,6 +195,7 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
       {PanelCodes::kInt8, 32, 17, 96, 64, false},    {PanelCodes::kInt8, 128, 70, 300, 50, true},
       {PanelCodes::kInt4, 32, 66, 1100, 40, false},  {PanelCodes::kInt4, 16, 35, 1000, 33, true},
       {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
+      {PanelCodes::kInt8, 64, 7, 200, 64, true},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "
