@@ -11,10 +11,11 @@
 // sums, less the offset times the row's code sum, are scaled and added to float sums by the VNNI
 // kernel's own scale_group, in group order: the results equal the VNNI kernel's bit for bit.
 //
-// Tiles: 0-3 the int32 sums of 32 rows x 32 columns (two row halves x two column halves), 4-5 the
-// row halves of x's codes, 6-7 the column halves of the panel's codes. A group of more than 64 k
-// takes several steps into the same sums. Each thread configures its tiles per call and releases
-// them at the end.
+// Tiles: 0-1 and 2-3 two buffers of the int32 sums of a block of 16 rows x 32 columns (column
+// halves), 4 the block's codes of x, 6-7 the column halves of the panel's codes. A group of more
+// than 64 k takes several steps into the same sums. Each thread configures its tiles per call
+// and releases them at the end.
+//
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics are
 // uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"

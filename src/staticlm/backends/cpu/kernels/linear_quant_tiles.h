@@ -287,8 +287,9 @@ inline constexpr int64_t kStreamedQuantRows = 32;
 // row ran a 32-token int4 prompt 19% slower than unpacking once (8 tokens: 12% faster).
 inline constexpr int64_t kPackedRowBlocks = 8;
 
-// Bytes of one int4 group unpacked to int8 codes (unpack_int4), and how many groups the
-// linear scratch holds so: 32 KiB, the span size the int4 GEMM was measured with (all of it).
+// The buffer int4 groups are unpacked into (unpack_int4): all of the linear scratch, 32 KiB, the
+// span size the int4 GEMM was measured with; the bytes of one group unpacked, and how many
+// groups the buffer holds.
 inline constexpr int64_t kUnpackScratchBytes = 32 * 1024;
 static_assert(kUnpackScratchBytes <= kLinearScratchFloats * static_cast<int64_t>(sizeof(float)));
 inline int64_t unpacked_group_bytes(const LinearOperands& op) {
@@ -300,7 +301,8 @@ inline int64_t unpack_span_groups(const LinearOperands& op) {
 
 // Groups [first, last) of int4 panel `panel` unpacked into `scratch` as int8 codes with offset 8,
 // in the int8 layout (scales, then word rows in k order); returns them as a span. Word row j of
-// a packed group holds the int8 word rows 2j (low nibbles) and 2j + 1 (high ones).
+// a packed group holds the int8 word rows 2j (low nibbles) and 2j + 1 (high ones). The packed
+// lines are asked for ahead of the loads, as the GEMV asks: they come from memory.
 template <class Q>
 GroupSpan unpack_int4(const LinearOperands& op, const uint8_t* panel, int64_t first, int64_t last, uint8_t* scratch) {
   const int64_t gbytes = group_bytes(op);
