@@ -255,8 +255,9 @@ void amx_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint8_t*
 }  // namespace
 
 void linear_columns_q_amx(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  // int4 calls of a few rows stream their panels through the VNNI kernel, nibbles split in
-  // registers: unpacking a span per panel cost an 8-token int4 prompt 1.2-1.5x its time there.
+  // Calls of a few rows stream their panels through the VNNI kernel (kQuantTileMinRows); int4
+  // ones up to 32 rows, nibbles split in registers: unpacking a span per panel cost an 8-token
+  // int4 prompt 1.2-1.5x its time there.
   const bool tiles = operands.codes == PanelCodes::kInt4 ? operands.rows > qtiles::kStreamedQuantRows
                                                          : operands.rows >= kQuantTileMinRows;
   if (tiles) {
