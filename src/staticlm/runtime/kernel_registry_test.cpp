@@ -146,7 +146,9 @@ TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {
   EXPECT_TRUE(host.covers(*cpu_features_for_isa("avx512")));
   // AMX tiles only where asked for by "amx" (or "auto"), and only where the host has them.
   EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxBf16));
+  EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxInt8));
   EXPECT_EQ(cpu_features_for_isa("amx")->has(CpuFeature::kAmxBf16), host.has(CpuFeature::kAmxBf16));
+  EXPECT_EQ(cpu_features_for_isa("amx")->has(CpuFeature::kAmxInt8), host.has(CpuFeature::kAmxInt8));
   EXPECT_TRUE(host.covers(*cpu_features_for_isa("amx")));
   auto bad = cpu_features_for_isa("sse2");
   ASSERT_FALSE(bad.ok());
