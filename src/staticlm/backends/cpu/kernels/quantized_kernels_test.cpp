@@ -321,10 +321,14 @@ TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
   }
 }
 
-// Both ways of quantizing (AVX-512 where the CPU has it, and scalar) on hand-checked values.
+const char* name_of(cpu::QuantizeWith with) {
+  return with == cpu::QuantizeWith::kBest ? "best" : with == cpu::QuantizeWith::kAvx2 ? "avx2" : "scalar";
+}
+
+// Every way of quantizing (the widest SIMD the CPU has, AVX2, scalar) on hand-checked values.
 TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
-  for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kScalar}) {
-    SCOPED_TRACE(with == cpu::QuantizeWith::kBest ? "best" : "scalar");
+  for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kAvx2, cpu::QuantizeWith::kScalar}) {
+    SCOPED_TRACE(name_of(with));
     const std::vector<float> x = {0.5f,   -1.0f, 0.25f,  0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  // group 0: max 1
                                   100.0f, 1.0f,  -50.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 3.0f};
     cpu::QuantizedRows q;
@@ -357,13 +361,13 @@ TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
   }
 }
 
-// The vector quantizer equals the scalar one on random rows: every group size, K off the group,
-// groups of zeros, ties, values past 127 steps after rounding, and non-finite values.
-TEST(QuantizedKernelsTest, TheVectorQuantizerEqualsTheScalarOne) {
+// The vector quantizers equal the scalar one on random rows: every group size, K off the group
+// and off the vector width, groups of zeros, ties, and non-finite values.
+TEST(QuantizedKernelsTest, TheVectorQuantizersEqualTheScalarOne) {
   std::mt19937 rng(54);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (int64_t group : {int64_t{8}, int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}) {
-    for (int64_t inner : {group, 3 * group + 5, int64_t{300}}) {
+    for (int64_t inner : {group, 3 * group + 5, int64_t{300}, int64_t{13}}) {
       SCOPED_TRACE(testing::Message() << "g" << group << " K " << inner);
       const int64_t rows = 7;
       std::vector<float> x(static_cast<size_t>(rows * inner));
@@ -376,17 +380,20 @@ TEST(QuantizedKernelsTest, TheVectorQuantizerEqualsTheScalarOne) {
       }
       x[static_cast<size_t>(3 * inner + 1)] = std::nanf("");
       x[static_cast<size_t>(4 * inner + inner - 1)] = -INFINITY;
-      cpu::QuantizedRows best;
       cpu::QuantizedRows scalar;
-      cpu::quantize_rows(x.data(), rows, inner, group, best, cpu::QuantizeWith::kBest);
       cpu::quantize_rows(x.data(), rows, inner, group, scalar, cpu::QuantizeWith::kScalar);
-      ASSERT_EQ(best.code_words, scalar.code_words);
-      ASSERT_EQ(best.sums, scalar.sums);
-      for (size_t i = 0; i < scalar.scales.size(); ++i) {
-        if (std::isnan(scalar.scales[i])) {
-          EXPECT_TRUE(std::isnan(best.scales[i])) << i;
-        } else {
-          EXPECT_EQ(best.scales[i], scalar.scales[i]) << i;
+      for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kAvx2}) {
+        SCOPED_TRACE(name_of(with));
+        cpu::QuantizedRows vector;
+        cpu::quantize_rows(x.data(), rows, inner, group, vector, with);
+        ASSERT_EQ(vector.code_words, scalar.code_words);
+        ASSERT_EQ(vector.sums, scalar.sums);
+        for (size_t i = 0; i < scalar.scales.size(); ++i) {
+          if (std::isnan(scalar.scales[i])) {
+            EXPECT_TRUE(std::isnan(vector.scales[i])) << i;
+          } else {
+            EXPECT_EQ(vector.scales[i], scalar.scales[i]) << i;
+          }
         }
       }
     }

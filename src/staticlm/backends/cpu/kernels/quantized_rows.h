@@ -32,10 +32,10 @@ struct QuantizedRows {
   const int32_t* row_sums(int64_t row) const { return sums.data() + row * groups; }
 };
 
-// How the rows are quantized: with AVX-512 where the CPU has it, or one value at a time. Both
-// give the same codes, scales and sums (the same IEEE multiply, round to nearest even and clamp
-// per value); tests compare them.
-enum class QuantizeWith { kBest, kScalar };
+// How the rows are quantized: with the widest of AVX-512 and AVX2 the CPU has, with AVX2 (where
+// the CPU has it), or one value at a time. All give the same codes, scales and sums (the same
+// IEEE multiply, round to nearest even and clamp per value); tests compare them.
+enum class QuantizeWith { kBest, kAvx2, kScalar };
 
 // Quantizes x [rows, inner] (row-major) into `out` in groups of `group` (a multiple of 8),
 // reusing its storage.
