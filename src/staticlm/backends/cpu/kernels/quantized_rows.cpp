@@ -27,6 +27,12 @@ void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out) {
 
 namespace {
 
+// The code of v at scale 1 / inverse: |v * inverse| <= 127 up to rounding, and the clamp keeps a
+// rounding past it in range.
+int32_t code_of(float v, float inverse) {
+  return static_cast<int32_t>(std::clamp(std::nearbyint(v * inverse), -127.0f, 127.0f));
+}
+
 // Group `count` values of x into codes, its scale and its code sum.
 void quantize_group_scalar(const float* x, int64_t count, int8_t* codes, float& scale, int32_t& sum) {
   float largest = 0.0f;
@@ -40,8 +46,7 @@ void quantize_group_scalar(const float* x, int64_t count, int8_t* codes, float& 
   const float inverse = finite && largest > 0.0f ? 127.0f / largest : 0.0f;
   sum = 0;
   for (int64_t k = 0; k < count && inverse > 0.0f; ++k) {
-    // |x * inverse| <= 127 up to rounding; the clamp keeps a rounding past it in range.
-    const auto q = static_cast<int32_t>(std::clamp(std::nearbyint(x[k] * inverse), -127.0f, 127.0f));
+    const int32_t q = code_of(x[k], inverse);
     codes[k] = static_cast<int8_t>(q);
     sum += q;
   }
@@ -127,7 +132,7 @@ __attribute__((target("avx2,fma"))) void quantize_group_avx2(const float* x, int
       sum += part;
     }
     for (int64_t k = whole; k < count; ++k) {
-      const auto q = static_cast<int32_t>(std::clamp(std::nearbyint(x[k] * inverse), -127.0f, 127.0f));
+      const int32_t q = code_of(x[k], inverse);
       codes[k] = static_cast<int8_t>(q);
       sum += q;
     }
