@@ -89,6 +89,8 @@ STATICLM_BENCH_CASE(gemm_q8_amx, gemm_shapes, run_quantized_linear, PanelCodes::
 STATICLM_BENCH_CASE(gemm_q8_avx512, gemm_shapes, run_quantized_linear, PanelCodes::kInt8, "avx512");
 STATICLM_BENCH_CASE(gemm_q4_amx, gemm_shapes, run_quantized_linear, PanelCodes::kInt4, "amx");
 STATICLM_BENCH_CASE(gemm_q4_avx512, gemm_shapes, run_quantized_linear, PanelCodes::kInt4, "avx512");
+STATICLM_BENCH_CASE(gemm_q8_avx2, gemm_shapes, run_quantized_linear, PanelCodes::kInt8, "avx2");
+STATICLM_BENCH_CASE(gemm_q4_avx2, gemm_shapes, run_quantized_linear, PanelCodes::kInt4, "avx2");
 STATICLM_BENCH_CASE(few_rows_f32_avx512, few_rows_shapes, run_linear, DType::kF32, "avx512");
 STATICLM_BENCH_CASE(few_rows_f16_avx512, few_rows_shapes, run_linear, DType::kF16, "avx512");
 STATICLM_BENCH_CASE(few_rows_f16_avx2, few_rows_shapes, run_linear, DType::kF16, "avx2");

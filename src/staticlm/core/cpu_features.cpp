@@ -29,6 +29,7 @@ constexpr FeatureName kNames[] = {
     {CpuFeature::kNeonDotProd, "neon_dotprod"},
     {CpuFeature::kAmxBf16, "amx_bf16"},
     {CpuFeature::kAmxInt8, "amx_int8"},
+    {CpuFeature::kAvxVnni, "avx_vnni"},
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -70,6 +71,12 @@ bool cpuid7_edx(unsigned bit) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << bit)) != 0;
 }
+
+// AVX-VNNI: CPUID 7.1:EAX bit 4 (its registers are AVX2's, whose OS support is checked already).
+bool has_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
+}
 #endif
 
 CpuFeatures detect() {
@@ -80,6 +87,9 @@ CpuFeatures detect() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c()) {
     features = features.with(CpuFeature::kAvx2);
+    if (has_avx_vnni()) {
+      features = features.with(CpuFeature::kAvxVnni);
+    }
   }
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512dq")) {
@@ -153,14 +163,11 @@ Result<CpuFeatures> cpu_features_for_isa(std::string_view isa) {
   if (isa == "portable") {
     return CpuFeatures();
   }
+  const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvxVnni);
   if (isa == "avx2") {
-    return host.intersect(CpuFeatures().with(CpuFeature::kAvx2));
+    return host.intersect(avx2);
   }
-  const CpuFeatures avx512 = CpuFeatures()
-                                 .with(CpuFeature::kAvx2)
-                                 .with(CpuFeature::kAvx512)
-                                 .with(CpuFeature::kAvx512Vnni)
-                                 .with(CpuFeature::kAvx512Bf16);
+  const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Vnni).with(CpuFeature::kAvx512Bf16);
   if (isa == "avx512") {
     return host.intersect(avx512);
   }

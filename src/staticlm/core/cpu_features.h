@@ -22,6 +22,7 @@ enum class CpuFeature : uint32_t {
   kNeonDotProd = 1u << 5,  // sdot / udot
   kAmxBf16 = 1u << 6,      // AMX tiles with tdpbf16ps, usable: on Linux, this process was granted them
   kAmxInt8 = 1u << 7,      // AMX tiles with tdpbsud and the other int8 products, usable as kAmxBf16
+  kAvxVnni = 1u << 8,      // AVX-VNNI: the VEX-encoded (256-bit) vpdpbusd, with kAvx2
 };
 
 class CpuFeatures {
@@ -58,9 +59,9 @@ enum class CpuVendor { kIntel, kAmd, kOther };
 CpuVendor cpu_vendor();
 
 // The feature sets a user can cap kernels at ("isa" runtime option of the cpu backend):
-// "portable" (no SIMD kernels), "avx2", "avx512" (with VNNI and BF16 where the CPU has them),
-// "amx" (AVX-512 and AMX's bf16 and int8 tiles), "auto" (everything the host has). Fails with InvalidArgument
-// listing the names.
+// "portable" (no SIMD kernels), "avx2" (with AVX-VNNI where the CPU has it), "avx512" (with
+// VNNI and BF16 where the CPU has them), "amx" (AVX-512 and AMX's bf16 and int8 tiles), "auto"
+// (everything the host has). Fails with InvalidArgument listing the names.
 Result<CpuFeatures> cpu_features_for_isa(std::string_view isa);
 
 }  // namespace staticlm

@@ -143,6 +143,7 @@ TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {
   EXPECT_EQ(*cpu_features_for_isa("auto"), host);
   EXPECT_EQ(*cpu_features_for_isa("portable"), CpuFeatures());
   EXPECT_FALSE(cpu_features_for_isa("avx2")->has(CpuFeature::kAvx512));
+  EXPECT_EQ(cpu_features_for_isa("avx2")->has(CpuFeature::kAvxVnni), host.has(CpuFeature::kAvxVnni));
   EXPECT_TRUE(host.covers(*cpu_features_for_isa("avx512")));
   // AMX tiles only where asked for by "amx" (or "auto"), and only where the host has them.
   EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxBf16));

@@ -97,6 +97,8 @@ inline constexpr int64_t kQuantTileMinRows = 5;
 // (CpuFeature::kAmxInt8).
 void linear_columns_q_amx(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_q_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+// The same with AVX-VNNI's 256-bit vpdpbusd (CpuFeature::kAvxVnni): the same results.
+void linear_columns_q_avx_vnni(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void round_to_bf16_avx512bf16(const float* x, int64_t count, uint16_t* out);
 
 }  // namespace staticlm::cpu

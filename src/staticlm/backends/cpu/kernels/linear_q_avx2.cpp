@@ -16,12 +16,12 @@
 
 #include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
 #include "staticlm/backends/cpu/kernels/simd_avx2.h"
+#include "staticlm/backends/cpu/kernels/simd_avx2_int.h"
 
 namespace staticlm::cpu {
 namespace {
 
-struct Avx2Int : simd::Avx2 {
-  using IReg = __m256i;
+struct Avx2Int : simd::Avx2IntBase {
   // A word of four x codes in every lane, and as its even and odd bytes, each sign-extended to
   // 16 bits.
   struct XWord {
@@ -31,9 +31,6 @@ struct Avx2Int : simd::Avx2 {
   };
   static constexpr int kQuantRows = 1;
 
-  static IReg izero() { return _mm256_setzero_si256(); }
-  static IReg iload(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static void istore(uint8_t* p, IReg v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
   static XWord xword(int32_t word) {
     const __m256i bytes = _mm256_set1_epi32(word);
     return {bytes, _mm256_srai_epi16(_mm256_slli_epi16(bytes, 8), 8), _mm256_srai_epi16(bytes, 8)};
@@ -46,11 +43,6 @@ struct Avx2Int : simd::Avx2 {
   // dot4 for weight codes below 128, whose two products per 16-bit sum fit in int16.
   static IReg dot4_small(IReg acc, IReg w, const XWord& x) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w, x.bytes), _mm256_set1_epi16(1)));
-  }
-  static IReg low_nibbles(IReg w) { return _mm256_and_si256(w, _mm256_set1_epi8(0x0F)); }
-  static IReg high_nibbles(IReg w) { return _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi8(0x0F)); }
-  static Reg to_float(IReg acc, int32_t offset_sum) {
-    return _mm256_cvtepi32_ps(_mm256_sub_epi32(acc, _mm256_set1_epi32(offset_sum)));
   }
 };
 

@@ -50,7 +50,8 @@ bool chose(const std::string& kernel, const QuantPath& path) {
          kernel.compare(kernel.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// AMX where the process has the tiles: its chunk GEMM (tdpbsud) must equal the VNNI kernel's.
+// AMX where the process has the tiles (its chunk GEMM, tdpbsud, must equal the VNNI kernel's), and
+// AVX-VNNI where an AVX2 core has it, beside the kernels without them.
 std::vector<QuantPath> paths() {
   const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
   const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512);
@@ -61,6 +62,9 @@ std::vector<QuantPath> paths() {
   }
   if (CpuFeatures::host().covers(vnni)) {
     out.push_back({"vnni", vnni, "cpu.avx512.", "_vnni"});
+  }
+  if (CpuFeatures::host().covers(avx2.with(CpuFeature::kAvxVnni))) {
+    out.push_back({"avx_vnni", avx2.with(CpuFeature::kAvxVnni), "cpu.avx2.", "_vnni"});
   }
   if (CpuFeatures::host().covers(avx2)) {
     out.push_back({"avx2", avx2, "cpu.avx2.", ""});

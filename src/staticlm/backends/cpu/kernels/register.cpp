@@ -13,16 +13,19 @@ namespace {
 // The amx entry takes bf16 weights only and multiplies bf16 tiles at prefill (tdpbf16ps); the
 // amx_int8 entry takes int8 / int4 panels only and multiplies int8 tiles at prefill (tdpbsud),
 // decoding with vpdpbusd; the bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
-// vnni entry takes int8 / int4 panels only (vpdpbusd); the others take int8 / int4 through the
-// AVX2 integer path, which computes exactly what vpdpbusd does.
+// vnni entries take int8 / int4 panels only (vpdpbusd: AVX-512 VNNI, or AVX-VNNI's 256-bit one
+// on AVX2 cores); the others take int8 / int4 through the AVX2 integer path, which computes
+// exactly what vpdpbusd does.
 constexpr int kAmxBf16Priority = 35;
 constexpr int kAmxInt8Priority = 27;
 constexpr int kAvx512Bf16Priority = 30;
 constexpr int kAvx512VnniPriority = 25;
 constexpr int kAvx512Priority = 20;
+constexpr int kAvxVnniPriority = 12;
 constexpr int kAvx2Priority = 10;
 
 const CpuFeatures kAvx2Features = CpuFeatures().with(CpuFeature::kAvx2);
+const CpuFeatures kAvxVnniFeatures = kAvx2Features.with(CpuFeature::kAvxVnni);
 const CpuFeatures kAvx512Features = kAvx2Features.with(CpuFeature::kAvx512);
 const CpuFeatures kAvx512Bf16Features = kAvx512Features.with(CpuFeature::kAvx512Bf16);
 const CpuFeatures kAmxBf16Features = kAvx512Bf16Features.with(CpuFeature::kAmxBf16);
@@ -103,6 +106,12 @@ Status register_cpu_kernels(KernelRegistry& registry) {
                                                                        .quantized = cpu::linear_columns_q_avx2,
                                                                        .gemm_panels = 2,
                                                                        .rotate_half = cpu::rotate_half_avx512})}));
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.avx2.", name, "_vnni"), kAvxVnniFeatures, kAvxVnniPriority,
+                      linear_factory(entry.make, {.swiglu = cpu::swiglu_avx2,
+                                                  .add = cpu::add_avx2,
+                                                  .quantized = cpu::linear_columns_q_avx_vnni,
+                                                  .rotate_half = cpu::rotate_half_avx2})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
                                                                        .gemm = cpu::linear_columns_avx2,

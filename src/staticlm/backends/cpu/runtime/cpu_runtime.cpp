@@ -48,7 +48,7 @@ std::vector<OptionSpec> runtime_option_specs() {
                   {{"auto", "everything this CPU has", std::nullopt},
                    {"amx", "at most AVX-512 with AMX tiles (bf16 and int8 GEMMs)", std::nullopt},
                    {"avx512", "at most AVX-512 (with VNNI and BF16, without AMX)", std::nullopt},
-                   {"avx2", "at most AVX2 with FMA", std::nullopt},
+                   {"avx2", "at most AVX2 with FMA (and AVX-VNNI where the CPU has it)", std::nullopt},
                    {"portable", "the portable reference kernels only", std::nullopt}},
                   "runtime", {}, "the widest instruction set the cpu backend's kernels may use"),
       enum_option("bf16_gemm", "auto",
