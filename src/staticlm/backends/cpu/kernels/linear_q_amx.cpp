@@ -68,7 +68,7 @@ struct CallShape {
   const uint8_t* x_codes;
   int64_t x_stride;  // bytes per row of codes: groups * group
   int64_t step_k;    // k per tile step: the group, at most kTileBytes
-  int64_t steps;     // steps per group
+  int64_t steps;     // steps per group: whole, as groups are 16, 32, 64 or 128 (weight_layout.cpp)
 };
 
 // One group's integer sums of the block (x's codes from `x`, the group's word rows from `codes`)
