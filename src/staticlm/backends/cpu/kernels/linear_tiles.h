@@ -249,6 +249,46 @@ struct BlockPrefetch {
 // step as spreads them over its steps.
 inline constexpr int64_t kPrefetchEvery = 4;
 
+// Asks for `count` lines of each stream from line `first` of the block's requests (none past
+// its last). V only ties the copy to its ISA file (see the top of this file).
+template <class V, int PANELS>
+[[gnu::always_inline]] inline void request_lines(const BlockPrefetch<PANELS>& prefetch, int64_t first, int64_t count) {
+  for (int64_t line = first; line < first + count && line < prefetch.lines; ++line) {
+#pragma GCC unroll 4
+    for (int i = 0; i < PANELS; ++i) {
+      __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
+    }
+  }
+}
+
+// One k of panel_rows' micro-kernel: the kRegs weight registers at k (columns from c0), times
+// one broadcast x value per row.
+template <class V, int ROWS, int kRegs, class E>
+[[gnu::always_inline]] inline void panel_step(typename V::Reg (&acc)[ROWS][kRegs],
+                                              const typename E::Elem* const* blocks, const float* const (&x)[ROWS],
+                                              int64_t c0, int64_t k) {
+  typename V::Reg w[kRegs];
+#pragma GCC unroll 16
+  for (int c = 0; c < kRegs; ++c) {
+    const int64_t column = c0 + c * V::kWidth;
+    if constexpr (E::kGroup == 1) {
+      w[c] = V::load(E{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
+    } else {  // bf16 pairs read in place: word g * 32 + j holds k = 2g and 2g + 1 of column j
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(blocks[column / kPanelColumns]) +
+                              k / 2 * kPanelColumns + column % kPanelColumns;
+      w[c] = k % 2 == 0 ? V::pair_lo(words) : V::pair_hi(words);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    const typename V::Reg b = V::broadcast(x[r] + k);
+#pragma GCC unroll 16
+    for (int c = 0; c < kRegs; ++c) {
+      acc[r][c] = V::fma(b, w[c], acc[r][c]);
+    }
+  }
+}
+
 // ROWS rows of x against PANELS adjacent [kb][32] f32 blocks: per k, the blocks' registers (32
 // columns each) and one broadcast x value per row feed ROWS x PANELS x kPanelRegs accumulators,
 // with no horizontal sums. Two panels at once give each broadcast twice the multiply-adds (on
@@ -298,47 +338,24 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
         acc[r][c] = k0 == 0 ? V::zero() : V::load(F32{}, rows[r] + c0 + c * V::kWidth);
       }
     }
-    for (int64_t k = 0; k < kb; ++k) {
-      if (per_step == 0) {
-        // The passes share the block's lines to ask for: pass p takes every kPasses-th.
-        const int64_t line = k / kPrefetchEvery * kPasses + pass;
-        if (k % kPrefetchEvery == 0 && line < prefetch.lines) {
+    // kPrefetchEvery k values a step, so the requests are decided once per step: with a step
+    // per k, the loop's bookkeeping and the branches around the requests (about a dozen scalar
+    // instructions beside 24 multiply-adds) held the SmolLM shape's f32 prefill 1.2x slower on
+    // an Intel Xeon (docs/performance.md).
+    int64_t k = 0;
+    for (; k + kPrefetchEvery <= kb; k += kPrefetchEvery) {
+      if (per_step == 0) {  // the passes share the block's lines: pass p asks for every kPasses-th
+        request_lines<V>(prefetch, k / kPrefetchEvery * kPasses + pass, 1);
+      }
 #pragma GCC unroll 4
-          for (int i = 0; i < PANELS; ++i) {
-            __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
-          }
-        }
-      } else {
-        // The request loop is written out in both branches: a shared lambda made the 8-row
-        // prefill of the 1B shape 25-35% slower on an AMD Zen 5.
-        const int64_t first = (pass * kb + k) * per_step;
-        for (int64_t line = first; line < first + per_step && line < prefetch.lines; ++line) {
-#pragma GCC unroll 4
-          for (int i = 0; i < PANELS; ++i) {
-            __builtin_prefetch(prefetch.stream[i] + (prefetch.from + line) * 64, 0, 3);
-          }
-        }
+      for (int j = 0; j < kPrefetchEvery; ++j) {
+        request_lines<V>(prefetch, (pass * kb + k + j) * per_step, per_step);
+        panel_step<V, ROWS, kRegs, E>(acc, blocks, x, c0, k + j);
       }
-      typename V::Reg w[kRegs];
-#pragma GCC unroll 16
-      for (int c = 0; c < kRegs; ++c) {
-        const int64_t column = c0 + c * V::kWidth;
-        if constexpr (E::kGroup == 1) {
-          w[c] = V::load(E{}, blocks[column / kPanelColumns] + k * kPanelColumns + column % kPanelColumns);
-        } else {  // bf16 pairs read in place: word g * 32 + j holds k = 2g and 2g + 1 of column j
-          const uint32_t* words = reinterpret_cast<const uint32_t*>(blocks[column / kPanelColumns]) +
-                                  k / 2 * kPanelColumns + column % kPanelColumns;
-          w[c] = k % 2 == 0 ? V::pair_lo(words) : V::pair_hi(words);
-        }
-      }
-#pragma GCC unroll 16
-      for (int r = 0; r < ROWS; ++r) {
-        const typename V::Reg b = V::broadcast(x[r] + k);
-#pragma GCC unroll 16
-        for (int c = 0; c < kRegs; ++c) {
-          acc[r][c] = V::fma(b, w[c], acc[r][c]);
-        }
-      }
+    }
+    for (; k < kb; ++k) {
+      request_lines<V>(prefetch, (pass * kb + k) * per_step, per_step);
+      panel_step<V, ROWS, kRegs, E>(acc, blocks, x, c0, k);
     }
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
