@@ -1,8 +1,10 @@
 // What every kernel micro-benchmark shares: the cpu backend's registry (kernels selected as the
 // runtime selects them), pools of one and two threads, tensors filled with small values (the data
-// does not change the speed), and one timing loop that reports a kernel's label and rate counters.
+// does not change the speed), and one timing loop that reports a kernel's label and rate counters,
+// GFLOP/s also as a fraction of the FMA peak measured in the same run.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/core/tensor.h"
 #include "staticlm/core/thread_pool.h"
@@ -63,7 +66,8 @@ inline void run_kernel(benchmark::State& state, OpKind op, const std::vector<con
   for (const TensorSpec& spec : input_specs) input_pointers.push_back(&spec);
   std::vector<TensorSpec> output_specs;
   for (const Tensor* t : outputs) output_specs.push_back({t->dtype(), t->shape()});
-  auto selected = registry().select({op, input_pointers, output_specs, attributes}, cpu_features_for_isa(isa).value());
+  const CpuFeatures features = cpu_features_for_isa(isa).value();
+  auto selected = registry().select({op, input_pointers, output_specs, attributes}, features);
   if (!selected.ok()) {
     state.SkipWithError(selected.status().to_string().c_str());
     return;
@@ -74,13 +78,21 @@ inline void run_kernel(benchmark::State& state, OpKind op, const std::vector<con
   std::vector<TensorView> out_views;
   for (Tensor* t : outputs) out_views.push_back(t->view());
   const KernelContext context{&pool(threads)};
+  // The f32 multiply-add peak of the same threads and ISA cap, the better of a measurement
+  // before the cases' loop and one after: GFLOP/s as a fraction of it is a ratio from one run.
+  // On a shared host a kernel's absolute rate swung 1.5x between runs minutes apart while this
+  // peak held (docs/performance.md).
+  double fma_peak = cpu::measure_fma_peak(pool(threads), features, 3);
   for (auto _ : state) {
     benchmark::DoNotOptimize(selected->kernel->execute(in_views, out_views, context));
     benchmark::ClobberMemory();
   }
+  fma_peak = std::max(fma_peak, cpu::measure_fma_peak(pool(threads), features, 3));  // the loop's timer has stopped
   const double iterations = static_cast<double>(state.iterations());
   state.counters["GB/s"] = benchmark::Counter(bytes_per_call * iterations / 1e9, benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] = benchmark::Counter(flops_per_call * iterations / 1e9, benchmark::Counter::kIsRate);
+  state.counters["of_fma_peak"] =
+      benchmark::Counter(flops_per_call * iterations / fma_peak, benchmark::Counter::kIsRate);
 }
 
 }  // namespace staticlm::bench
