@@ -79,7 +79,7 @@ inline void run_kernel(benchmark::State& state, OpKind op, const std::vector<con
   for (Tensor* t : outputs) out_views.push_back(t->view());
   const KernelContext context{&pool(threads)};
   // The f32 multiply-add peak of the same threads and ISA cap, the better of a measurement
-  // before the cases' loop and one after: GFLOP/s as a fraction of it is a ratio from one run.
+  // before the case's loop and one after: GFLOP/s as a fraction of it is a ratio from one run.
   // On a shared host a kernel's absolute rate swung 1.5x between runs minutes apart while this
   // peak held (docs/performance.md).
   double fma_peak = cpu::measure_fma_peak(pool(threads), features, 3);

@@ -250,7 +250,9 @@ struct BlockPrefetch {
 inline constexpr int64_t kPrefetchEvery = 4;
 
 // Asks for `count` lines of each stream from line `first` of the block's requests (none past
-// its last). V only ties the copy to its ISA file (see the top of this file).
+// its last). V only ties the copy to its ISA file (see the top of this file). Always inlined:
+// the same loop as a shared lambda once made the 8-row prefill of the 1B shape 25-35% slower on
+// an AMD Zen 5.
 template <class V, int PANELS>
 [[gnu::always_inline]] inline void request_lines(const BlockPrefetch<PANELS>& prefetch, int64_t first, int64_t count) {
   for (int64_t line = first; line < first + count && line < prefetch.lines; ++line) {
@@ -340,8 +342,8 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
     }
     // kPrefetchEvery k values a step, so the requests are decided once per step: with a step
     // per k, the loop's bookkeeping and the branches around the requests (about a dozen scalar
-    // instructions beside 24 multiply-adds) held the SmolLM shape's f32 prefill 1.2x slower on
-    // an Intel Xeon (docs/performance.md).
+    // instructions beside 24 multiply-adds) cost the f32 GEMM 3-6% on an Intel Xeon, timed
+    // alternately in one process (docs/performance.md).
     int64_t k = 0;
     for (; k + kPrefetchEvery <= kb; k += kPrefetchEvery) {
       if (per_step == 0) {  // the passes share the block's lines: pass p asks for every kPasses-th
