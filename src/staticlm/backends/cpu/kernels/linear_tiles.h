@@ -5,7 +5,8 @@
 //
 // V provides: Reg, kWidth (floats per Reg), kPanelRows (rows of the GEMM micro-kernel over one
 // panel), kPanelPasses (how many passes over a panel's columns that micro-kernel makes), kPairRows
-// (rows of the one over two panels at once; 0: too few registers), zero(),
+// (rows of the one over two panels at once; 0: too few registers), kPanelStep (k values per
+// step of the GEMM's loop), zero(),
 // fma(a, b, c) = a * b + c, add(a, b), broadcast(p) (*p in every lane), store(p, r), load(T{}, p)
 // for T in F32 / F16 / Bf16 (kWidth elements widened to f32), and pair_lo(p) / pair_hi(p) (the
 // even / odd bf16 of kWidth consecutive 32-bit pairs, widened). Loops over registers carry
@@ -340,22 +341,31 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
         acc[r][c] = k0 == 0 ? V::zero() : V::load(F32{}, rows[r] + c0 + c * V::kWidth);
       }
     }
-    // kPrefetchEvery k values a step, so the requests are decided once per step: with a step
-    // per k, the loop's bookkeeping and the branches around the requests (about a dozen scalar
-    // instructions beside 24 multiply-adds) cost the f32 GEMM 3-6% on an Intel Xeon, timed
-    // alternately in one process (docs/performance.md).
+    // V::kPanelStep k values a step: with a step per k, the loop's bookkeeping and the branches
+    // around the requests (about a dozen scalar instructions beside 24 multiply-adds) ran every
+    // k. On an Intel Xeon, AVX-512's f32 GEMM ran 2-11% faster with two k a step and 2-4% slower
+    // with four than with two (its registers spilled); AVX2's 16 registers spilled at two
+    // (0.92-0.97x) and four (0.82-0.88x), so it keeps one. Timed with bench/tiles_ab.py
+    // (docs/performance.md).
+    // With per_step 0 a request goes every kPrefetchEvery k, and the passes share the block's
+    // lines: pass p asks for every kPasses-th.
+    constexpr int kStep = V::kPanelStep;
+    static_assert(kPrefetchEvery % kStep == 0 || kStep % kPrefetchEvery == 0);
     int64_t k = 0;
-    for (; k + kPrefetchEvery <= kb; k += kPrefetchEvery) {
-      if (per_step == 0) {  // the passes share the block's lines: pass p asks for every kPasses-th
+    for (; k + kStep <= kb; k += kStep) {
+      if (per_step == 0 && k % kPrefetchEvery == 0) {
         request_lines<V>(prefetch, k / kPrefetchEvery * kPasses + pass, 1);
       }
 #pragma GCC unroll 4
-      for (int j = 0; j < kPrefetchEvery; ++j) {
+      for (int j = 0; j < kStep; ++j) {
         request_lines<V>(prefetch, (pass * kb + k + j) * per_step, per_step);
         panel_step<V, ROWS, kRegs, E>(acc, blocks, x, c0, k + j);
       }
     }
     for (; k < kb; ++k) {
+      if (per_step == 0 && k % kPrefetchEvery == 0) {
+        request_lines<V>(prefetch, k / kPrefetchEvery * kPasses + pass, 1);
+      }
       request_lines<V>(prefetch, (pass * kb + k) * per_step, per_step);
       panel_step<V, ROWS, kRegs, E>(acc, blocks, x, c0, k);
     }

@@ -34,6 +34,7 @@ struct Avx2 {
   static constexpr int kTileRegs = 2;     // an attention tile's queries: 16 ...
   static constexpr int kTileSteps = 6;    // ... against 6 slots or dimensions: 12 accumulators
   static constexpr int kPairRows = 0;     // two panels would need more than 16 registers
+  static constexpr int kPanelStep = 1;    // two or four k a step spilled accumulators
   // Accumulators a decode attention's weighted sum keeps (heads x registers of the head
   // dimension), beside the value row's registers and a broadcast.
   static constexpr int kSumAccumulators = 10;

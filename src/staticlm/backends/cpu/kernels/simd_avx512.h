@@ -28,6 +28,7 @@ struct Avx512 {
   static constexpr int kTileRegs = 2;   // an attention tile's queries: 32 ...
   static constexpr int kTileSteps = 8;  // ... against 8 slots or dimensions: 16 accumulators
   static constexpr int kPairRows = 6;   // 6 x 4 over two panels, beside 4 weight registers
+  static constexpr int kPanelStep = 2;  // k values per step of the GEMM's loop (see panel_rows)
   // Accumulators a decode attention's weighted sum keeps (heads x registers of the head
   // dimension), beside the value row's registers and a broadcast.
   static constexpr int kSumAccumulators = 24;
