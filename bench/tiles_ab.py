@@ -63,8 +63,8 @@ def isa_build(isa):
     return target.group(1), traits.group(1)
 
 
-def run(command, **kwargs):
-    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
+def run(command):
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"tiles_ab: {' '.join(map(str, command))} failed ({done.returncode}):\n{done.stderr.strip()}")
     return done.stdout

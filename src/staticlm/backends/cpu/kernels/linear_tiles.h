@@ -347,6 +347,7 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
     // with four than with two (its registers spilled); AVX2's 16 registers spilled at two
     // (0.92-0.97x) and four (0.82-0.88x), so it keeps one. Timed with bench/tiles_ab.py
     // (docs/performance.md).
+    //
     // With per_step 0 a request goes every kPrefetchEvery k, and the passes share the block's
     // lines: pass p asks for every kPasses-th.
     constexpr int kStep = V::kPanelStep;
