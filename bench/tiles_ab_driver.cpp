@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -161,7 +162,14 @@ int main(int argc, char** argv) {
     shapes.push_back(shape);
   }
   for (const Shape& shape : shapes) {
-    run(shape, dtype, rounds, slice_ms / 1e3, copies);
+    try {
+      run(shape, dtype, rounds, slice_ms / 1e3, copies);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "tiles_ab: shape %lldx%lldx%lld with %d weight copies does not fit in memory\n",
+                   static_cast<long long>(shape.rows), static_cast<long long>(shape.inner),
+                   static_cast<long long>(shape.columns), copies);
+      return 1;
+    }
   }
   return 0;
 }

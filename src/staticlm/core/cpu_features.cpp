@@ -39,6 +39,12 @@ bool has_f16c() {
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
 }
 
+// CPUID 7.0:EDX bit `bit` (AMX-BF16 22, AMX-TILE 24, AMX-INT8 25).
+bool cpuid7_edx(unsigned bit) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << bit)) != 0;
+}
+
 // AMX tiles usable by this process: the CPU has them (CPUID 7.0:EDX AMX-TILE), the OS saves
 // their state (XCR0 bits 17 and 18; a VM may not expose it), and Linux grants this process the
 // tile data (a dynamically enabled feature: without arch_prctl's grant the first tile
@@ -48,7 +54,7 @@ bool amx_tiles_usable() {
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & bit_OSXSAVE) == 0) {
     return false;
   }
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 24)) == 0) {
+  if (!cpuid7_edx(24)) {
     return false;
   }
   unsigned xcr0_low = 0, xcr0_high = 0;
@@ -64,12 +70,6 @@ bool amx_tiles_usable() {
 #else
   return false;
 #endif
-}
-
-// CPUID 7.0:EDX bit `bit` (AMX-BF16 22, AMX-INT8 25).
-bool cpuid7_edx(unsigned bit) {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & (1u << bit)) != 0;
 }
 
 // AVX-VNNI: CPUID 7.1:EAX bit 4 (its registers are AVX2's, whose OS support is checked already).

@@ -22,7 +22,7 @@
 namespace staticlm {
 
 // The integer code offset the stored codes carry: 128 for int8, 8 for int4.
-inline int32_t code_offset(PanelCodes codes) {
+constexpr int32_t code_offset(PanelCodes codes) {
   return codes == PanelCodes::kInt4 ? 8 : 128;
 }
 

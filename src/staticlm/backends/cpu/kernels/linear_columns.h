@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "staticlm/core/dtype.h"
+#include "staticlm/ops/panel_quant.h"  // code_offset, here so every ISA file has it before its pragma
 #include "staticlm/ops/weight_layout.h"
 
 namespace staticlm::cpu {

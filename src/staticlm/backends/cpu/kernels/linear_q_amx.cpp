@@ -231,7 +231,8 @@ void amx_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint8_t*
       for (int64_t m0 = 0; m0 < op.rows; m0 += kTileRows) {
         for (int64_t p = p0; p < p1; ++p) {
           const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
-          run_block(op, call, {panel, gbytes, 0, xq.groups, 128}, m0, p, m0 == 0, configured);
+          run_block(op, call, {panel, gbytes, 0, xq.groups, code_offset(PanelCodes::kInt8)}, m0, p, m0 == 0,
+                    configured);
         }
       }
     }

@@ -71,7 +71,7 @@ void gemv_panels(const LinearOperands& op, int64_t p) {
   const float* x_scales = xq.row_scales(0);
   const int32_t* x_sums = xq.row_sums(0);
   const bool int4 = op.codes == PanelCodes::kInt4;
-  const int32_t offset = int4 ? 8 : 128;
+  const int32_t offset = code_offset(op.codes);
   const uint8_t* panels[PANELS];
   Reg acc[PANELS][kR];
 #pragma GCC unroll 16
@@ -138,13 +138,14 @@ void gemv_panels(const LinearOperands& op, int64_t p) {
 }
 
 // Groups [first, last) of a panel as int8 codes: group gi's scales at base + gi * stride, its
-// codes kScaleBytes after them, stored with `offset` (128 for int8 in place, 8 for unpacked int4).
+// codes kScaleBytes after them, stored with `offset` (code_offset: int8's in place, int4's for
+// unpacked int4).
 struct GroupSpan {
   const uint8_t* base = nullptr;
   int64_t stride = 0;
   int64_t first = 0;
   int64_t last = 0;
-  int32_t offset = 128;
+  int32_t offset = code_offset(PanelCodes::kInt8);
 };
 
 // ROWS rows from m0 over a span of groups: each word row loaded once for all of them, the float
@@ -325,7 +326,7 @@ GroupSpan unpack_int4(const LinearOperands& op, const uint8_t* panel, int64_t fi
       }
     }
   }
-  return {scratch, unpacked_bytes, first, last, 8};
+  return {scratch, unpacked_bytes, first, last, code_offset(PanelCodes::kInt4)};
 }
 
 // A chunk of rows over panel p, in spans of groups: int8 groups where they lie; int4 groups
@@ -340,7 +341,7 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
   const int64_t n0 = p * kPanelColumns;
   const bool int4 = op.codes == PanelCodes::kInt4;
   if (op.rows <= kStreamedQuantRows && (!int4 || op.rows <= kPackedRowBlocks * Q::kQuantRows)) {
-    const GroupSpan whole{panel, gbytes, 0, groups, int4 ? 8 : 128};
+    const GroupSpan whole{panel, gbytes, 0, groups, code_offset(op.codes)};
     if (int4) {
       gemm_span<Q, true, true>(op, whole, n0, true);
     } else {
@@ -354,7 +355,7 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
     if (int4) {
       gemm_span<Q, true>(op, unpack_int4<Q>(op, panel, first, last, scratch), n0);
     } else {
-      gemm_span<Q, false>(op, {panel + first * gbytes, gbytes, first, last, 128}, n0);
+      gemm_span<Q, false>(op, {panel + first * gbytes, gbytes, first, last, code_offset(PanelCodes::kInt8)}, n0);
     }
   }
 }

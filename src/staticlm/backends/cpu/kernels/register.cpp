@@ -12,10 +12,10 @@ namespace {
 // been 10-15% faster on Zen 4, before more streams were tried; docs/performance.md).
 // The amx entry takes bf16 weights only and multiplies bf16 tiles at prefill (tdpbf16ps); the
 // amx_int8 entry takes int8 / int4 panels only and multiplies int8 tiles at prefill (tdpbsud),
-// decoding with vpdpbusd; the bf16 entry takes bf16 weights only and multiplies bf16 pairs at prefill (vdpbf16ps); the
-// vnni entries take int8 / int4 panels only (vpdpbusd: AVX-512 VNNI, or AVX-VNNI's 256-bit one
-// on AVX2 cores); the others take int8 / int4 through the AVX2 integer path, which computes
-// exactly what vpdpbusd does.
+// decoding with vpdpbusd; the bf16 entry takes bf16 weights only and multiplies bf16 pairs at
+// prefill (vdpbf16ps); the vnni entries take int8 / int4 panels only (vpdpbusd: AVX-512 VNNI,
+// or AVX-VNNI's 256-bit one on AVX2 cores); the others take int8 / int4 through the AVX2
+// integer path, which computes exactly what vpdpbusd does.
 constexpr int kAmxBf16Priority = 35;
 constexpr int kAmxInt8Priority = 27;
 constexpr int kAvx512Bf16Priority = 30;
