@@ -88,6 +88,20 @@ struct MatrixRef {
   std::optional<PanelLayout> panels;  // nullopt: row-major
 };
 
+// Widens logical row `row` of a float panel layout: its lane of each k group, the address
+// arithmetic of PanelLayout::index (divisions by the runtime group) done once per row.
+template <typename Element, typename Widen>
+void widen_panel_row(const Element* data, const PanelLayout& layout, int64_t row, float* out, Widen widen) {
+  const int64_t group = layout.group;
+  const int64_t step = kPanelWidth * group;
+  const Element* lane = data + (row / kPanelWidth) * layout.panel_elements() + (row % kPanelWidth) * group;
+  for (int64_t g = 0, c = 0; c < layout.cols; ++g) {
+    for (int64_t j = 0; j < group && c < layout.cols; ++j, ++c) {
+      out[c] = widen(lane[g * step + j]);
+    }
+  }
+}
+
 // Widens logical row `row` of `matrix` (stored at `data`) into out[0, cols).
 inline void widen_matrix_row(const void* data, const MatrixRef& matrix, int64_t row, float* out) {
   if (!matrix.panels) {
@@ -98,8 +112,12 @@ inline void widen_matrix_row(const void* data, const MatrixRef& matrix, int64_t 
     dequantize_panel_row(static_cast<const uint8_t*>(data), *matrix.panels, row, out);
     return;
   }
-  for (int64_t c = 0; c < matrix.cols; ++c) {
-    out[c] = load_float(data, matrix.dtype, matrix.panels->index(row, c));
+  switch (matrix.dtype) {
+    case DType::kF16: widen_panel_row(static_cast<const uint16_t*>(data), *matrix.panels, row, out, f16_to_f32); return;
+    case DType::kBF16:
+      widen_panel_row(static_cast<const uint16_t*>(data), *matrix.panels, row, out, bf16_to_f32);
+      return;
+    default: widen_panel_row(static_cast<const float*>(data), *matrix.panels, row, out, [](float v) { return v; });
   }
 }
 

@@ -10,6 +10,9 @@
 namespace staticlm::portable {
 namespace {
 
+// Rows one thread gathers before the split pays for its barrier (a decode row stays inline).
+constexpr int64_t kMinRowsPerChunk = 8;
+
 class EmbeddingKernel final : public Kernel {
  public:
   EmbeddingKernel(MatrixRef table, DType ids_dtype, int64_t count)
@@ -27,10 +30,12 @@ class EmbeddingKernel final : public Kernel {
     }
     float* out = outputs[0].data<float>();
     const int64_t first = count_ == context.chunk_rows ? std::min(context.padding_rows, count_) : 0;
-    for (int64_t i = first; i < count_; ++i) {
-      const int64_t id = load_index(ids, ids_dtype_, i);
-      widen_matrix_row(table, table_, id, out + i * width_);
-    }
+    // Split over the threads: a row of a panel-packed table reads one cache line per element.
+    context.thread_pool->parallel_for(count_ - first, kMinRowsPerChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t i = first + begin; i < first + end; ++i) {
+        widen_matrix_row(table, table_, load_index(ids, ids_dtype_, i), out + i * width_);
+      }
+    });
     return ok_status();
   }
 

@@ -783,10 +783,14 @@ TEST(CpuKernelsTest, PortableKernelsReadPackedMatricesAsRows) {
     ASSERT_TRUE(want.ok() && got.ok());
     EXPECT_EQ(to_doubles((*got)[0]), to_doubles((*want)[0]));
 
-    Tensor ids = Tensor::zeros(DType::kI32, {3}).value();
-    ids.data<int32_t>()[0] = 44;
-    ids.data<int32_t>()[1] = 0;
-    ids.data<int32_t>()[2] = 31;
+    // Enough ids for the gather to split over the test pool's two threads; the first three are
+    // the last row of the padded second panel, the first row and the first panel's last lane.
+    Tensor ids = Tensor::zeros(DType::kI32, {40}).value();
+    const int32_t edges[] = {44, 0, 31};
+    std::uniform_int_distribution<int32_t> any_row(0, 44);
+    for (int64_t i = 0; i < 40; ++i) {
+      ids.data<int32_t>()[i] = i < 3 ? edges[i] : any_row(rng);
+    }
     const PackedNode embedding = pack_node({&weight, &ids}, {0}, {});
     auto want_rows = run_op(OpKind::kEmbedding, {&weight, &ids});
     auto got_rows = run_op_with(cpu_registry(), *portable, OpKind::kEmbedding, embedding.inputs, embedding.attrs);
