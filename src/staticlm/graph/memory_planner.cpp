@@ -56,8 +56,15 @@ class MemoryPlanner {
     root_ = alias_roots(graph_);
     STATICLM_RETURN_IF_ERROR(compute_lifetimes());
     STATICLM_RETURN_IF_ERROR(resolve_chains());
+    find_views();
     STATICLM_ASSIGN_OR_RETURN(std::vector<ArenaItem> items, arena_items());
     STATICLM_RETURN_IF_ERROR(assign_offsets(std::move(items)));
+    for (size_t v = 0; v < plan_.values.size(); ++v) {
+      if (plan_.values[v].view_of != kNoValue) {
+        plan_.values[v].in_arena = true;
+        plan_.values[v].offset = planned(plan_.values[v].view_of).offset;
+      }
+    }
     return std::move(plan_);
   }
 
@@ -194,12 +201,49 @@ class MemoryPlanner {
     return ok_status();
   }
 
+  // A reshape's output takes its input's bytes where the reshape is the last step to touch the
+  // input: the bytes are the same, so the kernel's copy is skipped (one pass over the attention
+  // output per layer of a prefill, read from the other core's cache). Only plain arena values:
+  // neither one in an in-place chain (whose storage follows its root) nor a graph output (whose
+  // storage is the caller's). The input's bytes then live as long as the output's; a reshape of
+  // a view shares the first value's bytes.
+  void find_views() {
+    std::vector<int> chain_members(graph_.num_values(), 0);
+    for (size_t v = 0; v < graph_.num_values(); ++v) {
+      ++chain_members[static_cast<size_t>(root_[v])];
+    }
+    auto plain_arena_value = [&](ValueId value) {
+      const auto v = static_cast<size_t>(value);
+      return graph_.value(value).kind == ValueKind::kNodeOutput && touched_[v] && root_[v] == value &&
+             chain_members[v] == 1 && !caller_owned_[v];
+    };
+    const auto nodes = graph_.nodes();
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      if (steps_[s].node < 0) {
+        continue;
+      }
+      const GraphNode& node = nodes[static_cast<size_t>(steps_[s].node)];
+      if (node.op != OpKind::kReshape || node.inputs.size() != 1 || node.outputs.size() != 1) {
+        continue;
+      }
+      const ValueId input = node.inputs[0];
+      const ValueId output = node.outputs[0];
+      if (input == kNoValue || input == output || !plain_arena_value(input) || !plain_arena_value(output) ||
+          planned(input).last_step != static_cast<int32_t>(s) || planned(input).size != planned(output).size) {
+        continue;
+      }
+      const ValueId base = planned(input).view_of != kNoValue ? planned(input).view_of : input;
+      planned(output).view_of = base;
+      planned(base).last_step = std::max(planned(base).last_step, planned(output).last_step);
+    }
+  }
+
   Result<std::vector<ArenaItem>> arena_items() const {
     std::vector<ArenaItem> items;
     for (size_t v = 0; v < graph_.num_values(); ++v) {
       const GraphValue& value = graph_.value(static_cast<ValueId>(v));
       if (value.kind != ValueKind::kNodeOutput || !touched_[v] || root_[v] != static_cast<ValueId>(v) ||
-          caller_owned_[v]) {
+          caller_owned_[v] || plan_.values[v].view_of != kNoValue) {
         continue;
       }
       const PlannedValue& planned_value = plan_.values[v];

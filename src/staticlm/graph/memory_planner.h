@@ -9,7 +9,8 @@
 // touches any member. A chain rooted at a graph input lives in the caller's input buffer, and a
 // chain holding a graph output lives in the caller's output buffer; neither takes arena bytes.
 // A node output no step touches (one only a delegate uses internally) takes no bytes either: the
-// delegate owns it.
+// delegate owns it. A reshape that is the last step to touch its input writes its output into
+// the input's bytes (view_of), so its copy is a no-op.
 #pragma once
 
 #include <cstdint>
@@ -37,14 +38,17 @@ struct PlannedValue {
   uint64_t offset = 0;  // valid when in_arena
   uint64_t size = 0;    // bytes
   // First and last step (inclusive) during which the bytes must stay intact. Node outputs:
-  // [first touch, last touch]; a chain root spans the touches of its whole chain; a graph output
-  // lasts to the last step. Inputs and constants: first_step -1 (they exist before the run),
-  // last_step their last reader or -1. A value no step touches: [-1, -1].
+  // [first touch, last touch]; a chain root spans the touches of its whole chain, a value with
+  // views those of its views; a graph output lasts to the last step. Inputs and constants: first_step -1 (they exist
+  // before the run), last_step their last reader or -1. A value no step touches: [-1, -1].
   int32_t first_step = -1;
   int32_t last_step = -1;
   // For an in-place op's output: the root of its alias chain (the value that owns the storage).
   // kNoValue for every other value.
   ValueId alias_root = kNoValue;
+  // For a reshape's output planned in its input's bytes (the value whose bytes it shares, which
+  // stays live as long as it does): kNoValue for every other value.
+  ValueId view_of = kNoValue;
 };
 
 struct MemoryPlan {

@@ -67,6 +67,59 @@ TEST(MemoryPlannerTest, ReusesTheBytesOfADeadValue) {
   EXPECT_EQ(output.alias_root, kNoValue);
 }
 
+// x -> a = silu(x) -> r = reshape(a) -> b = silu(r) -> c = silu(b), with a read again by d in
+// the second graph: the reshape writes into a's bytes only where it is a's last reader.
+TEST(MemoryPlannerTest, AReshapeThatIsItsInputsLastReaderTakesItsBytes) {
+  for (const bool read_again : {false, true}) {
+    SCOPED_TRACE(read_again ? "a read after the reshape" : "the reshape a's last reader");
+    Graph graph(std::make_shared<ConstantTable>());
+    const ValueId x = must(graph.add_input("x", DType::kF32, {4, 16}));
+    const ValueId a = must(graph.add(OpKind::kSilu, {x}));
+    const ValueId r = must(graph.add(OpKind::kReshape, {a}, Attributes{{"shape", std::vector<int64_t>{64}}}));
+    const ValueId b = must(graph.add(OpKind::kSilu, {r}));
+    const ValueId c = must(graph.add(OpKind::kSilu, {b}));
+    ValueId last = c;
+    if (read_again) {
+      const ValueId d = must(graph.add(OpKind::kSilu, {a}));
+      last = must(graph.add(
+          OpKind::kAdd, {c, must(graph.add(OpKind::kReshape, {d}, Attributes{{"shape", std::vector<int64_t>{64}}}))}));
+    }
+    ASSERT_TRUE(graph.add_output("out", last).ok());
+    ASSERT_TRUE(verify_graph(graph).ok());
+    auto plan = plan_memory(graph, 64);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    const PlannedValue& reshaped = planned(*plan, r);
+    EXPECT_TRUE(reshaped.in_arena);
+    if (!read_again) {
+      EXPECT_EQ(reshaped.view_of, a);
+      EXPECT_EQ(reshaped.offset, planned(*plan, a).offset);
+      EXPECT_EQ(planned(*plan, a).last_step, reshaped.last_step);  // a's bytes live as long as r
+      EXPECT_FALSE(bytes_overlap(planned(*plan, a), planned(*plan, b)));
+    } else {
+      EXPECT_EQ(reshaped.view_of, kNoValue);
+      EXPECT_FALSE(bytes_overlap(planned(*plan, a), reshaped));
+    }
+  }
+}
+
+// A reshape of a graph input, or one whose output is a graph output, copies: the caller owns
+// those bytes.
+TEST(MemoryPlannerTest, AReshapeOfCallerMemoryCopies) {
+  Graph graph(std::make_shared<ConstantTable>());
+  const ValueId x = must(graph.add_input("x", DType::kF32, {4, 16}));
+  const ValueId r = must(graph.add(OpKind::kReshape, {x}, Attributes{{"shape", std::vector<int64_t>{64}}}));
+  const ValueId a = must(graph.add(OpKind::kSilu, {r}));
+  const ValueId out = must(graph.add(OpKind::kReshape, {a}, Attributes{{"shape", std::vector<int64_t>{4, 16}}}));
+  ASSERT_TRUE(graph.add_output("out", out).ok());
+  ASSERT_TRUE(verify_graph(graph).ok());
+  auto plan = plan_memory(graph, 64);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(planned(*plan, r).view_of, kNoValue);
+  EXPECT_TRUE(planned(*plan, r).in_arena);
+  EXPECT_EQ(planned(*plan, out).view_of, kNoValue);
+  EXPECT_FALSE(planned(*plan, out).in_arena);
+}
+
 TEST(MemoryPlannerTest, AValueNobodyReadsStillOccupiesItsProducer) {
   Graph graph(std::make_shared<ConstantTable>());
   const ValueId x = must(graph.add_input("x", DType::kF32, {8}));
@@ -403,12 +456,16 @@ struct ExpectedStorage {
   std::vector<ValueId> root;
   std::vector<int32_t> first;
   std::vector<int32_t> last;
+  std::vector<ValueId> view_of;  // a reshape's output in its input's bytes: the value that owns them
+
+  ValueId storage(size_t v) const { return view_of[v] != kNoValue ? view_of[v] : static_cast<ValueId>(v); }
 };
 
 ExpectedStorage expected_storage(const Graph& graph) {
   const size_t count = graph.num_values();
   ExpectedStorage expected{std::vector<bool>(count, false), std::vector<ValueId>(count),
-                           std::vector<int32_t>(count, -1), std::vector<int32_t>(count, -1)};
+                           std::vector<int32_t>(count, -1), std::vector<int32_t>(count, -1),
+                           std::vector<ValueId>(count, kNoValue)};
   for (size_t v = 0; v < count; ++v) {
     expected.root[v] = static_cast<ValueId>(v);
   }
@@ -434,9 +491,24 @@ ExpectedStorage expected_storage(const Graph& graph) {
   for (const GraphOutput& output : graph.outputs()) {
     output_chain[static_cast<size_t>(expected.root[static_cast<size_t>(output.value)])] = true;
   }
+  std::vector<int> members(count, 0);
   for (size_t v = 0; v < count; ++v) {
     expected.in_arena[v] = graph.value(static_cast<ValueId>(v)).kind == ValueKind::kNodeOutput &&
                            expected.root[v] == static_cast<ValueId>(v) && !output_chain[v];
+    ++members[static_cast<size_t>(expected.root[v])];
+  }
+  // A reshape that is the last reader of an arena value outside any chain writes into its bytes,
+  // which then live as long as the reshape's output (when that is such a value too).
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    const GraphNode& node = graph.nodes()[i];
+    const auto in = static_cast<size_t>(node.inputs[0]);
+    const auto out = static_cast<size_t>(node.outputs[0]);
+    auto plain = [&](size_t v) { return expected.in_arena[v] && members[v] == 1; };
+    if (node.op == OpKind::kReshape && plain(in) && plain(out) && expected.last[in] == static_cast<int32_t>(i)) {
+      const auto base = static_cast<size_t>(expected.storage(in));
+      expected.view_of[out] = static_cast<ValueId>(base);
+      expected.last[base] = std::max(expected.last[base], expected.last[out]);
+    }
   }
   return expected;
 }
@@ -445,6 +517,7 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
   static constexpr uint32_t kAlignments[] = {1, 16, 64, 256};
   int graphs_with_reuse = 0;
   int graphs_with_arena_chain = 0;
+  int graphs_with_view = 0;
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const Graph graph = RandomGraphBuilder(seed).build();
@@ -468,8 +541,13 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
       if (expected.root[v] != static_cast<ValueId>(v)) {
         EXPECT_EQ(value.alias_root, expected.root[v]) << "value " << v;
       }
+      EXPECT_EQ(value.view_of, expected.view_of[v]) << "value " << v;
       if (!value.in_arena) {
         continue;
+      }
+      if (value.view_of != kNoValue) {
+        EXPECT_EQ(value.offset, plan->values[static_cast<size_t>(value.view_of)].offset) << "value " << v;
+        continue;  // its bytes are its input's, counted there
       }
       EXPECT_EQ(value.first_step, expected.first[v]) << "value " << v;
       EXPECT_EQ(value.last_step, expected.last[v]) << "value " << v;
@@ -489,11 +567,24 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
         }
       }
     }
+    // A view is live with everything live while it is: its storage must be, and nothing else
+    // live then may share its bytes.
+    for (size_t v = 0; v < graph.num_values(); ++v) {
+      if (expected.view_of[v] == kNoValue) {
+        continue;
+      }
+      const auto base = static_cast<size_t>(expected.view_of[v]);
+      EXPECT_LE(expected.first[base], expected.first[v]) << "value " << v;
+      EXPECT_GE(expected.last[base], expected.last[v]) << "value " << v;
+    }
     for (size_t v = 0; v < graph.num_values(); ++v) {
       if (expected.root[v] != static_cast<ValueId>(v) && expected.in_arena[static_cast<size_t>(expected.root[v])]) {
         ++graphs_with_arena_chain;
         break;
       }
+    }
+    if (std::any_of(expected.view_of.begin(), expected.view_of.end(), [](ValueId v) { return v != kNoValue; })) {
+      ++graphs_with_view;
     }
     EXPECT_LE(plan->arena_size, aligned_sum);
     if (plan->arena_size < aligned_sum) {
@@ -503,6 +594,7 @@ TEST(MemoryPlannerPropertyTest, RandomGraphsNeverShareLiveBytes) {
   // The generator must exercise what the planner is for.
   EXPECT_GT(graphs_with_reuse, 50);
   EXPECT_GT(graphs_with_arena_chain, 10);
+  EXPECT_GT(graphs_with_view, 10);
 }
 
 }  // namespace
