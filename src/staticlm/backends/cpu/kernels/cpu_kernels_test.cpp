@@ -497,6 +497,47 @@ TEST(CpuBf16LinearTest, TheAmxGemmEqualsThePortableLinearOnBf16RoundedX) {
   expect_bf16_gemm_conforms("amx", "_amx", cpu::kTileMinRows);
 }
 
+// Where x is larger than an L2, one call over many panel pairs runs them in groups, K block by K
+// block across each group (gemm_pairs); a call per 64-column item runs one pair. Each output is
+// the same sum in the same order either way, so the bits match: several groups and a partial
+// one, many K blocks and a partial one, a lone partial panel after the pairs, each float weight
+// dtype.
+TEST(CpuLinearColumnsTest, ACallOverManyPairsGivesTheBitsOfACallPerPair) {
+  if (!CpuFeatures::host().covers(CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512))) {
+    GTEST_SKIP() << "this CPU has no AVX-512 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::mt19937 rng(31);
+  const int64_t rows = 64;
+  const int64_t inner = 8300;  // x: 2.1 MB, over tiles::kGroupedXBytes
+  const int64_t columns = 21 * cpu::kPanelColumns + 9;  // 10 pairs, then a partial panel
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
+    const Tensor weight = random_tensor(dtype, {columns, inner}, rng);
+    const PanelLayout layout = PanelLayout::of(columns, inner, dtype);
+    Tensor packed = Tensor::zeros(dtype, layout.packed_shape()).value();
+    pack_panels(weight.bytes(), dtype_info(dtype).block_bytes, layout, packed.bytes());
+    cpu::LinearOperands op;
+    op.x = x.data<float>();
+    op.weight = packed.bytes().data();
+    op.rows = rows;
+    op.inner = inner;
+    op.columns = columns;
+    op.panel_elements = layout.panel_elements();
+    op.weight_dtype = dtype;
+    std::vector<float> scratch(static_cast<size_t>(cpu::kLinearScratchFloats));
+    std::vector<float> whole(static_cast<size_t>(rows * columns));
+    op.out = whole.data();
+    cpu::linear_columns_avx512(op, 0, columns, scratch.data());
+    std::vector<float> per_item(whole.size());
+    op.out = per_item.data();
+    for (int64_t n = 0; n < columns; n += 2 * cpu::kPanelColumns) {
+      cpu::linear_columns_avx512(op, n, std::min(columns, n + 2 * cpu::kPanelColumns), scratch.data());
+    }
+    EXPECT_EQ(whole, per_item);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),
                          [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
 

@@ -458,66 +458,108 @@ void streamed_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb)
   panel_tail<V, PANELS, T>(op, block, m, n0, k0, kb, m == 0 ? ahead : none);
 }
 
-// Prefill (several rows of x): PANELS panels from p on, K block by K block; every block of rows
-// of the chunk runs the micro-kernel over the panels' blocks (16-bit ones widened into `scratch`,
-// one kPanelColumns x kPackedInnerBlock area per panel). A call of a few rows streams them
-// instead (streamed_block).
+// One K block, k values [k0, k0 + kb), of a chunk's GEMM over PANELS panels from p: every block
+// of rows runs the micro-kernel over the panels' blocks (16-bit ones widened into `scratch`, one
+// kPanelColumns x kPackedInnerBlock area per panel), asking meanwhile for the weight lines of the
+// block the call runs next: PANELS panels from next_p at next_k.
 template <class V, class T, int PANELS>
-void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
+void gemm_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb, int64_t next_p, int64_t next_k,
+                float* scratch) {
   constexpr int kRows = kBlockRows<V, PANELS>;
   const int64_t n0 = p * kPanelColumns;
-  // f32 and bf16 pairs (128-byte rows) stream only through a micro-kernel of one pass: in AVX2's
-  // two passes of 16 columns, the first reads every other line of a block, ahead of what the
-  // stream's requests cover (f32 at 2-32 rows 15-40% slower in linear_bench).
-  constexpr bool kStreams =
-      (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
-  const bool streamed =
-      kStreams && op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
-  for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
-    const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
-    if constexpr (kStreams) {
-      if (streamed) {
-        streamed_block<V, T, PANELS>(op, p, k0, kb);
-        continue;
-      }
-    }
-    const float* blocks[PANELS];
-    for (int i = 0; i < PANELS; ++i) {
-      blocks[i] = f32_block<V, T>(op, p + i, k0, kb, scratch + i * kPanelColumns * kPackedInnerBlock);
-    }
-    // The next K block's weights (after the last, the next panels' first block), a slice per
-    // block of rows, so they are in cache when the first block of rows needs them. Without it
-    // that block of rows waited on memory: the 1B shape's GEMM ran at 0.55 of the FMA peak
-    // against 0.75 for the SmolLM shape, whose weights sit in L3 (docs/performance.md).
-    // Past the matrix the requests are wasted, never faults.
-    constexpr int64_t kElemBytes = sizeof(typename T::Elem);
-    const bool last = k0 + kb >= op.inner;
-    const int64_t next_k = last ? 0 : k0 + kb;
-    const int64_t next_kb = op.inner - next_k < kPackedInnerBlock ? op.inner - next_k : kPackedInnerBlock;
-    const int64_t next_lines = (next_kb * kPanelColumns * kElemBytes + 63) / 64;
-    const int64_t short_count = short_blocks<V, PANELS>(op.rows);
-    const int64_t blocks_of_rows = short_count + (op.rows - short_count * (kRows - 1)) / kRows;
-    const int64_t per_block = (next_lines + blocks_of_rows - 1) / (blocks_of_rows > 0 ? blocks_of_rows : 1);
-    BlockPrefetch<PANELS> prefetch;
-    for (int i = 0; i < PANELS; ++i) {
-      prefetch.stream[i] = reinterpret_cast<const char*>(panel_data<T>(op, (last ? p + PANELS : p) + i)) +
-                           next_k * kPanelColumns * kElemBytes;
-    }
-    int64_t m = 0;
-    if constexpr (kRows >= 3) {
-      for (int64_t b = 0; b < short_count; ++b, m += kRows - 1) {
-        prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
-        panel_rows<V, kRows - 1, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
-        prefetch.from += prefetch.lines;
-      }
-    }
-    for (; m + kRows <= op.rows; m += kRows) {
+  const float* blocks[PANELS];
+  for (int i = 0; i < PANELS; ++i) {
+    blocks[i] = f32_block<V, T>(op, p + i, k0, kb, scratch + i * kPanelColumns * kPackedInnerBlock);
+  }
+  // The next block's weights, a slice per block of rows, so they are in cache when its first
+  // block of rows needs them. Without it that block of rows waited on memory: the 1B shape's
+  // GEMM ran at 0.55 of the FMA peak against 0.75 for the SmolLM shape, whose weights sit in L3
+  // (docs/performance.md). Past the matrix the requests are wasted, never faults.
+  constexpr int64_t kElemBytes = sizeof(typename T::Elem);
+  const int64_t next_kb = op.inner - next_k < kPackedInnerBlock ? op.inner - next_k : kPackedInnerBlock;
+  const int64_t next_lines = (next_kb * kPanelColumns * kElemBytes + 63) / 64;
+  const int64_t short_count = short_blocks<V, PANELS>(op.rows);
+  const int64_t blocks_of_rows = short_count + (op.rows - short_count * (kRows - 1)) / kRows;
+  const int64_t per_block = (next_lines + blocks_of_rows - 1) / (blocks_of_rows > 0 ? blocks_of_rows : 1);
+  BlockPrefetch<PANELS> prefetch;
+  for (int i = 0; i < PANELS; ++i) {
+    prefetch.stream[i] =
+        reinterpret_cast<const char*>(panel_data<T>(op, next_p + i)) + next_k * kPanelColumns * kElemBytes;
+  }
+  int64_t m = 0;
+  if constexpr (kRows >= 3) {
+    for (int64_t b = 0; b < short_count; ++b, m += kRows - 1) {
       prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
-      panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+      panel_rows<V, kRows - 1, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
       prefetch.from += prefetch.lines;
     }
-    prefetch.lines = next_lines - prefetch.from;  // what the full blocks left (all: fewer rows than a block)
-    panel_tail<V, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+  }
+  for (; m + kRows <= op.rows; m += kRows) {
+    prefetch.lines = next_lines - prefetch.from < per_block ? next_lines - prefetch.from : per_block;
+    panel_rows<V, kRows, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+    prefetch.from += prefetch.lines;
+  }
+  prefetch.lines = next_lines - prefetch.from;  // what the full blocks left (all: fewer rows than a block)
+  panel_tail<V, PANELS>(op, blocks, m, n0, k0, kb, prefetch);
+}
+
+// Whether a call of op's rows streams its panels (streamed_block) instead of running the chunk
+// GEMM: f32 and bf16 pairs (128-byte rows) stream only through a micro-kernel of one pass; in
+// AVX2's two passes of 16 columns, the first reads every other line of a block, ahead of what the
+// stream's requests cover (f32 at 2-32 rows 15-40% slower in linear_bench).
+template <class V, class T, int PANELS>
+bool streams_rows(const LinearOperands& op) {
+  constexpr bool kStreams =
+      (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
+  return kStreams && op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
+}
+
+// Prefill (several rows of x): PANELS panels from p on, K block by K block, or (a call of a few
+// rows) streamed.
+template <class V, class T, int PANELS>
+void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
+  const bool streamed = streams_rows<V, T, PANELS>(op);
+  for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
+    const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
+    if (streamed) {
+      streamed_block<V, T, PANELS>(op, p, k0, kb);
+      continue;
+    }
+    // After the last K block, the next panels' first.
+    const bool last = k0 + kb >= op.inner;
+    gemm_block<V, T, PANELS>(op, p, k0, kb, last ? p + PANELS : p, last ? 0 : k0 + kb, scratch);
+  }
+}
+
+// Panel pairs a chunk's GEMM takes K block by K block together where x is larger than an L2
+// (gemm_pairs).
+inline constexpr int64_t kGroupPairs = 4;
+inline constexpr int64_t kGroupedXBytes = int64_t{2} << 20;
+
+// The chunk GEMM over the panel pairs from p to p_end (an even count of panels). Where x is
+// larger than kGroupedXBytes, in groups of kGroupPairs pairs run K block by K block across the
+// group: each K block of x (the chunk's rows by 128 k values) is then read into cache once per
+// group instead of once per pair, and the group's partial sums (rows x 256 columns) stay in L2.
+// Pair by pair, Llama-3.2-1B's down_proj (K 8192: x is 4 MiB, twice this Xeon's L2) reread all
+// of x from L3 for every pair; grouped, its linear_add ran about 4% faster against the
+// swiglu_linear of the same prefill (one thread). Where x fits, pair by pair measured about 1%
+// faster (bench/tiles_ab.py), so smaller calls keep that order.
+template <class V, class T>
+void gemm_pairs(const LinearOperands& op, int64_t p, int64_t p_end, float* scratch) {
+  const int64_t group = op.rows * op.inner * static_cast<int64_t>(sizeof(float)) > kGroupedXBytes ? 2 * kGroupPairs : 2;
+  for (int64_t first = p; first < p_end; first += group) {
+    const int64_t end = p_end - first < group ? p_end : first + group;
+    for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
+      const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
+      const bool last = k0 + kb >= op.inner;
+      for (int64_t q = first; q < end; q += 2) {
+        // Next: the group's next pair at this K block, else its first pair at the next K block,
+        // else the next group's first pair.
+        const int64_t next_p = q + 2 < end ? q + 2 : (last ? end : first);
+        const int64_t next_k = q + 2 < end ? k0 : (last ? 0 : k0 + kb);
+        gemm_block<V, T, 2>(op, q, k0, kb, next_p, next_k, scratch);
+      }
+    }
   }
 }
 
@@ -526,8 +568,19 @@ void columns(const LinearOperands& op, int64_t n_begin, int64_t n_end, float* sc
   const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
   int64_t p = n_begin / kPanelColumns;
   if constexpr (V::kPairRows > 0) {
-    for (; op.rows > 1 && p + 2 <= p_end && (p + 2) * kPanelColumns <= op.columns; p += 2) {
-      gemm_panels<V, T, 2>(op, p, scratch);
+    if (op.rows > 1) {
+      int64_t pairs_end = p;
+      while (pairs_end + 2 <= p_end && (pairs_end + 2) * kPanelColumns <= op.columns) {
+        pairs_end += 2;
+      }
+      if (streams_rows<V, T, 2>(op)) {
+        for (; p < pairs_end; p += 2) {
+          gemm_panels<V, T, 2>(op, p, scratch);
+        }
+      } else {
+        gemm_pairs<V, T>(op, p, pairs_end, scratch);
+        p = pairs_end;
+      }
     }
   }
   if (op.rows == 1) {
