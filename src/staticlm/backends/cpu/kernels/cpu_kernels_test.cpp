@@ -508,7 +508,7 @@ TEST(CpuLinearColumnsTest, ACallOverManyPairsGivesTheBitsOfACallPerPair) {
   }
   std::mt19937 rng(31);
   const int64_t rows = 64;
-  const int64_t inner = 8300;  // x: 2.1 MB, over tiles::kGroupedXBytes
+  const int64_t inner = 8300;                           // x: 2.1 MB, over tiles::kGroupedXBytes
   const int64_t columns = 21 * cpu::kPanelColumns + 9;  // 10 pairs, then a partial panel
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     SCOPED_TRACE(dtype_name(dtype));
