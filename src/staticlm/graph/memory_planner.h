@@ -39,8 +39,9 @@ struct PlannedValue {
   uint64_t size = 0;    // bytes
   // First and last step (inclusive) during which the bytes must stay intact. Node outputs:
   // [first touch, last touch]; a chain root spans the touches of its whole chain, a value with
-  // views those of its views; a graph output lasts to the last step. Inputs and constants: first_step -1 (they exist
-  // before the run), last_step their last reader or -1. A value no step touches: [-1, -1].
+  // views those of its views; a graph output lasts to the last step. Inputs and constants:
+  // first_step -1 (they exist before the run), last_step their last reader or -1. A value no
+  // step touches: [-1, -1].
   int32_t first_step = -1;
   int32_t last_step = -1;
   // For an in-place op's output: the root of its alias chain (the value that owns the storage).

@@ -499,12 +499,15 @@ ExpectedStorage expected_storage(const Graph& graph) {
   }
   // A reshape that is the last reader of an arena value outside any chain writes into its bytes,
   // which then live as long as the reshape's output (when that is such a value too).
+  auto plain = [&](size_t v) { return expected.in_arena[v] && members[v] == 1; };
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     const GraphNode& node = graph.nodes()[i];
+    if (node.op != OpKind::kReshape) {
+      continue;
+    }
     const auto in = static_cast<size_t>(node.inputs[0]);
     const auto out = static_cast<size_t>(node.outputs[0]);
-    auto plain = [&](size_t v) { return expected.in_arena[v] && members[v] == 1; };
-    if (node.op == OpKind::kReshape && plain(in) && plain(out) && expected.last[in] == static_cast<int32_t>(i)) {
+    if (plain(in) && plain(out) && expected.last[in] == static_cast<int32_t>(i)) {
       const auto base = static_cast<size_t>(expected.storage(in));
       expected.view_of[out] = static_cast<ValueId>(base);
       expected.last[base] = std::max(expected.last[base], expected.last[out]);
