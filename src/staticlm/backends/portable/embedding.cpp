@@ -10,7 +10,7 @@
 namespace staticlm::portable {
 namespace {
 
-// Rows one thread gathers before the split pays for its barrier (a decode row stays inline).
+// Rows per range of the split: fewer (a decode row, a short prompt) stay on the calling thread.
 constexpr int64_t kMinRowsPerChunk = 8;
 
 class EmbeddingKernel final : public Kernel {
