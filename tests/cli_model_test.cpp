@@ -280,6 +280,34 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
   EXPECT_GT(doc["decode"]["barriers_per_token"].get<double>(), 0.0);
   EXPECT_GT(doc["time_to_first_token_s"]["mean"].get<double>(), 0.0);
 
+  EXPECT_FALSE(doc.contains("ops"));  // only with --ops
+
+  // --ops: the kernel time of the timed runs by op and by the chunk's real rows. Every decode
+  // kernel runs a whole number of times per one-row step (5 steps a run); within each row count
+  // the shares add up to the whole.
+  auto ops_run = run_cli("bench " + program_ + " -p 12 -n 5 -r 2 -t 2 --probe-mib 8 --json --ops");
+  ASSERT_EQ(ops_run.exit_code, 0) << ops_run.err;
+  const nlohmann::json ops = nlohmann::json::parse(ops_run.out)["ops"];
+  ASSERT_TRUE(ops.is_array());
+  std::map<int64_t, double> shares;
+  bool decode_attention = false;
+  for (const nlohmann::json& e : ops) {
+    const int64_t rows = e["rows"].get<int64_t>();
+    const double calls = e["calls_per_run"].get<double>();
+    EXPECT_GT(calls, 0.0) << e.dump();
+    EXPECT_GE(e["ms_per_run"].get<double>(), 0.0) << e.dump();
+    shares[rows] += e["share_of_rows"].get<double>();
+    if (rows == 1) {
+      EXPECT_DOUBLE_EQ(calls / 5.0, std::floor(calls / 5.0)) << e.dump();
+      decode_attention = decode_attention || e["op"] == "attention";
+    }
+  }
+  EXPECT_TRUE(decode_attention) << ops.dump();
+  for (const auto& [rows, total] : shares) {
+    EXPECT_NEAR(total, 1.0, 1e-9) << "rows " << rows;
+  }
+  EXPECT_TRUE(shares.count(8) == 1 && shares.count(4) == 1) << ops.dump();  // the pp12 chunks: 8 rows, then 4
+
   auto table = run_cli("bench " + program_ + " -p 12 -n 5 -r 1 --probe-mib 8");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("| pp12     |"), std::string::npos) << table.out;

@@ -50,6 +50,9 @@ struct SessionOptions {
   bool strict_io = false;
   // Serves the buffers `allocator` cannot (unless strict_io); the heap when empty.
   std::shared_ptr<IOBufferAllocator> fallback_allocator = nullptr;
+  // Where set, every kernel call of the session's methods is timed into it (staticlm bench
+  // --ops); it must outlive the session, which is its only writer.
+  OpProfile* op_profile = nullptr;
 };
 
 // A session over one prepared Program: its own I/O buffers and KV caches (through the

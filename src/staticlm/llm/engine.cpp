@@ -76,8 +76,10 @@ Result<const Tokenizer*> Engine::tokenizer() const {
   return tokenizer_.get();
 }
 
-Result<std::unique_ptr<LlmSession>> Engine::new_session() const {
-  return contract_->open(program_, SessionOptions{allocator_, strict_io_});
+Result<std::unique_ptr<LlmSession>> Engine::new_session(OpProfile* op_profile) const {
+  SessionOptions options{allocator_, strict_io_};
+  options.op_profile = op_profile;
+  return contract_->open(program_, options);
 }
 
 GenerationOptions Engine::default_generation() const {

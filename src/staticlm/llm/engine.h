@@ -61,7 +61,8 @@ class Engine {
   double load_seconds() const { return load_seconds_; }
 
   // A new session: its own caches and I/O buffers from the engine's allocator. Thread-safe.
-  Result<std::unique_ptr<LlmSession>> new_session() const;
+  // With `op_profile`, its kernel calls are timed into it (SessionOptions::op_profile).
+  Result<std::unique_ptr<LlmSession>> new_session(OpProfile* op_profile = nullptr) const;
 
   // GenerationOptions with the program's end-of-sequence ids (see above) and greedy sampling.
   GenerationOptions default_generation() const;

@@ -57,8 +57,9 @@ struct MethodBuffers {
 
 class HfStaticSession final : public LlmSession {
  public:
-  HfStaticSession(spec::Config config, std::shared_ptr<const Program> program, std::unique_ptr<IOManager> io)
-      : c_(config), program_(std::move(program)), io_(std::move(io)) {}
+  HfStaticSession(spec::Config config, std::shared_ptr<const Program> program, std::unique_ptr<IOManager> io,
+                  OpProfile* op_profile)
+      : c_(config), program_(std::move(program)), io_(std::move(io)), op_profile_(op_profile) {}
 
   Status init() {
     const uint64_t cache_bytes = static_cast<uint64_t>(c_.num_kv_heads * c_.max_cache_len * c_.head_dim) *
@@ -124,6 +125,7 @@ class HfStaticSession final : public LlmSession {
     STATICLM_ASSIGN_OR_RETURN(out.session, program_->new_session(name));
     out.seq_len = seq;
     MethodSession& session = *out.session;
+    session.set_op_profile(op_profile_);
     std::map<std::string, uint8_t*, std::less<>> buffers;
     for (const IoTensorInfo& info : session.inputs()) {
       if (info.name == spec::kInputIds || info.name == spec::kCachePosition) {
@@ -208,6 +210,7 @@ class HfStaticSession final : public LlmSession {
   std::shared_ptr<const Program> program_;
   // Declared before the method sessions, so the buffers they are bound to outlive them.
   std::unique_ptr<IOManager> io_;
+  OpProfile* op_profile_ = nullptr;  // the session options'; null: no timing
   MethodBuffers prefill_;
   MethodBuffers decode_;
   std::vector<uint8_t*> key_caches_;
@@ -252,8 +255,9 @@ class HfStaticV1 final : public LlmContract {
     if (!allocator) {
       allocator = std::make_shared<HeapAllocator>();
     }
-    auto io = std::make_unique<IOManager>(allocator, IoManagerOptions{options.strict_io, 64, options.fallback_allocator});
-    auto session = std::make_unique<HfStaticSession>(config, std::move(program), std::move(io));
+    auto io =
+        std::make_unique<IOManager>(allocator, IoManagerOptions{options.strict_io, 64, options.fallback_allocator});
+    auto session = std::make_unique<HfStaticSession>(config, std::move(program), std::move(io), options.op_profile);
     STATICLM_RETURN_IF_ERROR(session->init());
     return std::unique_ptr<LlmSession>(std::move(session));
   }

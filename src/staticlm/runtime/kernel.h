@@ -19,6 +19,7 @@
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/ops/attributes.h"
 #include "staticlm/ops/op_set.h"
+#include "staticlm/runtime/op_profile.h"
 
 namespace staticlm {
 
@@ -37,6 +38,8 @@ struct KernelContext {
   // other row and their results are unspecified (docs/ops.md). 0 / 0 when unknown.
   int64_t chunk_rows = 0;
   int64_t padding_rows = 0;
+  // Where set, the session times each kernel call into it (staticlm bench --ops).
+  OpProfile* op_profile = nullptr;
 };
 
 class Kernel {

@@ -1,5 +1,6 @@
 #include "staticlm/runtime/method_session.h"
 
+#include <chrono>
 #include <string>
 
 #include "staticlm/runtime/prepared_method_step.h"
@@ -91,7 +92,9 @@ Status MethodSession::execute() {
       return failed_precondition("method '", m.name(), "': output '", m.outputs_[i].name, "' is not bound");
     }
   }
-  return run(KernelContext{pool_});
+  KernelContext context{pool_};
+  context.op_profile = op_profile_;
+  return run(context);
 }
 
 Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
@@ -146,8 +149,15 @@ Status MethodSession::run(const KernelContext& outer_context) {
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       outputs[i] = values_[step.outputs[i]];
     }
+    const auto start =
+        context.op_profile != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     Status status =
         step.kernel ? step.kernel->execute(inputs, outputs, context) : delegates_[s]->execute(inputs, outputs, context);
+    if (context.op_profile != nullptr && step.kernel) {
+      // A delegate call is not timed here: the delegate's kernels are, through the context.
+      const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+      context.op_profile->add(step.op, context.chunk_rows - context.padding_rows, spent.count());
+    }
     if (!status.ok()) {
       return status.with_context(str_cat(m.label_, " ", step.label));
     }

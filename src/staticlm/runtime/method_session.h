@@ -54,6 +54,10 @@ class MethodSession {
   Status execute_with(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                       const KernelContext& context);
 
+  // Times every kernel call of execute() into `profile` (null: none), the delegates' own kernel
+  // calls included. The profile must outlive the calls.
+  void set_op_profile(OpProfile* profile) { op_profile_ = profile; }
+
  private:
   friend class PreparedMethod;
   MethodSession() = default;
@@ -63,6 +67,7 @@ class MethodSession {
   std::shared_ptr<const void> owner_;
   const PreparedMethod* method_ = nullptr;
   ThreadPool* pool_ = nullptr;
+  OpProfile* op_profile_ = nullptr;
   AlignedBuffer arena_;
   std::vector<TensorView> values_;  // per value; data pointers patched by bind
   std::vector<bool> input_bound_;

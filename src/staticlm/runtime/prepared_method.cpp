@@ -239,6 +239,7 @@ class PreparedMethod::Builder {
     Step step;
     if (auto* call = std::get_if<KernelCallSpec>(&spec_.instructions[n])) {
       step.label = str_cat("instruction ", n, " (", call->op, ")");
+      step.op = call->op;
       STATICLM_RETURN_IF_ERROR(prepare_kernel_call(*call, step));
     } else {
       const auto& delegate_call = std::get<DelegateCallSpec>(spec_.instructions[n]);

@@ -12,6 +12,7 @@ namespace staticlm {
 
 struct PreparedMethod::Step {
   std::string label;  // "instruction 3 (linear)"
+  std::string op;     // a kernel call's op ("linear"); empty for a delegate call
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<DelegateHandle> delegate;
   std::vector<int32_t> inputs;    // value indices, -1 = absent

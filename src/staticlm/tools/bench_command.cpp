@@ -38,6 +38,7 @@ struct BenchArgs {
   int64_t short_prompt = 8;
   uint64_t probe_mib = 512;
   bool json_output = false;
+  bool ops = false;  // time every kernel call, by op
 };
 
 struct Sample {
@@ -135,6 +136,38 @@ StepWeights step_weights(const ProgramFile& file) {
   return step;
 }
 
+// The kernel time of the timed runs by op and chunk rows (a pp run's chunks, the tg run's short
+// prompt and its one-row steps), per run, and each op's share of its rows' kernel time.
+json ops_json(std::vector<OpProfile::Entry> entries, int repetitions) {
+  // The prefill chunks' rows first, then the decode steps', each the most time first.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const OpProfile::Entry& a, const OpProfile::Entry& b) { return a.rows > b.rows; });
+  std::map<int64_t, double> by_rows;
+  for (const OpProfile::Entry& e : entries) {
+    by_rows[e.rows] += e.seconds;
+  }
+  json out = json::array();
+  for (const OpProfile::Entry& e : entries) {
+    out.push_back({{"op", e.op},
+                   {"rows", e.rows},
+                   {"calls_per_run", static_cast<double>(e.calls) / repetitions},
+                   {"ms_per_run", e.seconds / repetitions * 1e3},
+                   {"share_of_rows", by_rows[e.rows] > 0.0 ? e.seconds / by_rows[e.rows] : 0.0}});
+  }
+  return out;
+}
+
+void print_ops(const json& ops) {
+  std::printf("\nkernel time by op, per run (rows: the chunk's; 1: a decode step)\n");
+  std::printf("| %-16s | %5s | %9s | %10s | %6s |\n", "op", "rows", "calls", "ms", "share");
+  std::printf("| %-16s | %5s | %9s | %10s | %6s |\n", "----------------", "----:", "--------:", "---------:", "-----:");
+  for (const json& e : ops) {
+    std::printf("| %-16s | %5lld | %9.1f | %10.3f | %5.1f%% |\n", e["op"].get<std::string>().c_str(),
+                static_cast<long long>(e["rows"].get<int64_t>()), e["calls_per_run"].get<double>(),
+                e["ms_per_run"].get<double>(), 100.0 * e["share_of_rows"].get<double>());
+  }
+}
+
 void progress(bool enabled, const std::string& line) {
   if (enabled) {
     std::fprintf(stderr, "\r%-72s", line.c_str());
@@ -159,7 +192,8 @@ Status run_bench(const BenchArgs& args) {
   }
   STATICLM_ASSIGN_OR_RETURN(std::string weight_dtype, metadata_string(engine->file(), hf_static_v1::key::kWeightDtype));
   const StepWeights step = step_weights(engine->file());
-  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  OpProfile op_profile;
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session(args.ops ? &op_profile : nullptr));
   ThreadPool& pool = engine->program()->thread_pool();
   const bool show = !args.json_output;
 
@@ -181,6 +215,7 @@ Status run_bench(const BenchArgs& args) {
   const uint64_t before_prefill = pool.barriers();
   STATICLM_RETURN_IF_ERROR(generate_tokens(*session, short_prompt, options).status());
   const uint64_t short_prefill_barriers = pool.barriers() - before_prefill;
+  op_profile.clear();  // the timed runs only
 
   std::vector<double> prefill_rates;
   std::vector<double> decode_rates;
@@ -248,6 +283,9 @@ Status run_bench(const BenchArgs& args) {
       {"time_to_first_token_s", {{"prompt_tokens", args.short_prompt}, {"mean", ttft.mean}, {"sd", ttft.sd}}},
       {"repetitions", args.repetitions},
   };
+  if (args.ops) {
+    doc["ops"] = ops_json(op_profile.entries(), args.repetitions);
+  }
   if (args.json_output) {
     std::printf("%s\n", doc.dump(2).c_str());
     return ok_status();
@@ -268,6 +306,9 @@ Status run_bench(const BenchArgs& args) {
               pp.mean, pp.sd);
   std::printf("| %-8s | %7d | %10.2f ± %5.2f |\n", str_cat("tg", args.decode_tokens).c_str(), pool.num_threads(),
               tg.mean, tg.sd);
+  if (args.ops) {
+    print_ops(doc["ops"]);
+  }
   return ok_status();
 }
 
@@ -285,6 +326,9 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--short-prompt", args->short_prompt, "Prompt length for time to first token")->capture_default_str();
   app->add_option("--probe-mib", args->probe_mib, "Buffer of the read-bandwidth probe (MiB)")->capture_default_str();
   app->add_flag("--json", args->json_output, "Print the results as JSON");
+  app->add_flag("--ops", args->ops,
+                "Time every kernel call and report where the time goes, by op and by the rows of the chunk "
+                "(a clock read per call)");
   add_engine_flags(*app, args->model);
   return {app, [args]() { return run_bench(*args); }};
 }
