@@ -239,7 +239,6 @@ class PreparedMethod::Builder {
     Step step;
     if (auto* call = std::get_if<KernelCallSpec>(&spec_.instructions[n])) {
       step.label = str_cat("instruction ", n, " (", call->op, ")");
-      step.op = call->op;
       STATICLM_RETURN_IF_ERROR(prepare_kernel_call(*call, step));
     } else {
       const auto& delegate_call = std::get<DelegateCallSpec>(spec_.instructions[n]);
@@ -259,6 +258,7 @@ class PreparedMethod::Builder {
     if (!op.ok()) {
       return invalid_argument(where, ": ", op.status().message());
     }
+    step.op = op_name(*op);
     for (int32_t input : call.inputs) {
       if (input != kAbsentValue) {
         STATICLM_RETURN_IF_ERROR(check_value(where, input));

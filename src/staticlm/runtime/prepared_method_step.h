@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "staticlm/runtime/prepared_method.h"
@@ -11,8 +12,8 @@
 namespace staticlm {
 
 struct PreparedMethod::Step {
-  std::string label;  // "instruction 3 (linear)"
-  std::string op;     // a kernel call's op ("linear"); empty for a delegate call
+  std::string label;    // "instruction 3 (linear)"
+  std::string_view op;  // a kernel call's op ("linear", op_name's); empty for a delegate call
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<DelegateHandle> delegate;
   std::vector<int32_t> inputs;    // value indices, -1 = absent

@@ -508,10 +508,13 @@ void gemm_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb, int
 // AVX2's two passes of 16 columns, the first reads every other line of a block, ahead of what the
 // stream's requests cover (f32 at 2-32 rows 15-40% slower in linear_bench).
 template <class V, class T, int PANELS>
+inline constexpr bool kStreams =
+    (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
+
+template <class V, class T, int PANELS>
 bool streams_rows(const LinearOperands& op) {
-  constexpr bool kStreams =
-      (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
-  return kStreams && op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
+  return kStreams<V, T, PANELS> &&
+         op.rows <= (sizeof(typename T::Elem) == sizeof(float) ? kStreamedRowsF32 : kStreamedRowsF16);
 }
 
 // Prefill (several rows of x): PANELS panels from p on, K block by K block, or (a call of a few
@@ -521,9 +524,11 @@ void gemm_panels(const LinearOperands& op, int64_t p, float* scratch) {
   const bool streamed = streams_rows<V, T, PANELS>(op);
   for (int64_t k0 = 0; k0 < op.inner; k0 += kPackedInnerBlock) {
     const int64_t kb = op.inner - k0 < kPackedInnerBlock ? op.inner - k0 : kPackedInnerBlock;
-    if (streamed) {
-      streamed_block<V, T, PANELS>(op, p, k0, kb);
-      continue;
+    if constexpr (kStreams<V, T, PANELS>) {  // no streamed_block where it never streams
+      if (streamed) {
+        streamed_block<V, T, PANELS>(op, p, k0, kb);
+        continue;
+      }
     }
     // After the last K block, the next panels' first.
     const bool last = k0 + kb >= op.inner;
