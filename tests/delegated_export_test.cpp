@@ -119,6 +119,81 @@ INSTANTIATE_TEST_SUITE_P(
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });
 
+struct LastLogitsCase {
+  bool delegated;
+  KvUpdateForm kv_update;
+};
+
+class LastLogitsTest : public ::testing::TestWithParam<LastLogitsCase> {};
+
+// A program that keeps the last position's logits computes them for a prompt's last chunk only:
+// the earlier chunks skip the head and the last layer after its cache write, on the portable
+// kernels and inside the cpu delegate alike, and still fill every layer's cache (the decode steps
+// after them match PyTorch).
+TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
+  const LastLogitsCase& param = GetParam();
+  testing::FixtureReference ref = testing::load_fixture_reference("mistral");
+  HfStaticExportOptions options = small_options(param.kv_update);
+  options.logits = LogitsMode::kLast;
+  auto backend = cpu_backend();
+  if (param.delegated) {
+    options.backend = backend.get();
+    options.no_fallback = true;
+  }
+  const std::string path = temp_path(std::string("mistral_last_") + (param.delegated ? "cpu_" : "plain_") +
+                                     std::string(kv_update_form_name(param.kv_update)) + ".slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
+  OpProfile profile;
+  SessionOptions session_options;
+  session_options.op_profile = &profile;
+  auto opened = testing::open_test_session(path, session_options);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  LlmSession& session = *opened->session;
+  EXPECT_FALSE(session.prefill_returns_all_logits());
+
+  // 13 tokens: chunks of 8 (tokens 0-7) and 5 (8-12, left-padded).
+  std::vector<std::pair<int64_t, std::vector<float>>> rows;
+  Status status = session.prefill(std::span(ref.prompt_tokens).first(13), [&](int64_t i, std::span<const float> row) {
+    rows.emplace_back(i, std::vector<float>(row.begin(), row.end()));
+  });
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].first, 12);
+  const auto vocab = static_cast<size_t>(ref.vocab);
+  expect_near(rows[0].second, std::span(ref.logits).subspan(12 * vocab, vocab), 1e-4, "last logits");
+
+  // Kernel calls by the chunk's real rows: the first chunk ran the last layer's attention and
+  // two norms (its post-attention one and the final one) fewer than the second.
+  auto calls = [&](std::string_view op, int64_t chunk_rows) {
+    int64_t count = 0;
+    for (const OpProfile::Entry& e : profile.entries()) {
+      count += e.op == op && e.rows == chunk_rows ? e.calls : 0;
+    }
+    return count;
+  };
+  EXPECT_GT(calls("attention", 5), 0);
+  EXPECT_EQ(calls("attention", 8), calls("attention", 5) - 1);
+  EXPECT_EQ(calls("rms_norm", 8), calls("rms_norm", 5) - 2);
+
+  // The rest of the prompt through decode reads every layer's cache rows of both chunks.
+  for (size_t i = 13; i < ref.prompt_tokens.size(); ++i) {
+    status = session.decode(ref.prompt_tokens[i], [&](int64_t, std::span<const float> row) {
+      expect_near(row, std::span(ref.logits).subspan(i * vocab, vocab), 1e-4, "decode " + std::to_string(i));
+    });
+    ASSERT_TRUE(status.ok()) << status.to_string();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, LastLogitsTest,
+                         ::testing::Values(LastLogitsCase{false, KvUpdateForm::kInPlace},
+                                           LastLogitsCase{false, KvUpdateForm::kReturned},
+                                           LastLogitsCase{true, KvUpdateForm::kInPlace},
+                                           LastLogitsCase{true, KvUpdateForm::kReturned}),
+                         [](const auto& test_info) {
+                           return std::string(test_info.param.delegated ? "cpu_" : "portable_") +
+                                  (test_info.param.kv_update == KvUpdateForm::kInPlace ? "in_place" : "returned");
+                         });
+
 TEST(CpuConformance, AFullyDelegatedMethodIsOneCallOverItsBoundary) {
   testing::FixtureReference ref = testing::load_fixture_reference("qwen2");
   auto backend = cpu_backend();

@@ -95,30 +95,6 @@ TEST(HfExportTest, HalfPrecisionCacheAndWeightsStayClose) {
   expect_logits_near(logits, ref.logits, 2e-2, "f16 cache");
 }
 
-TEST(HfExportTest, LastLogitsProgramReturnsTheLastRowOfEachChunk) {
-  FixtureReference ref = testing::load_fixture_reference("mistral");
-  HfStaticExportOptions options = small_options();
-  options.logits = LogitsMode::kLast;
-  const std::string path = temp_path("mistral_last.slm");
-  ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
-  auto opened = testing::open_test_session(path);
-  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-  EXPECT_FALSE(opened->session->prefill_returns_all_logits());
-  std::vector<std::pair<int64_t, std::vector<float>>> rows;
-  Status status = opened->session->prefill(
-      std::span(ref.prompt_tokens).first(13),
-      [&](int64_t i, std::span<const float> row) { rows.emplace_back(i, std::vector<float>(row.begin(), row.end())); });
-  ASSERT_TRUE(status.ok()) << status.to_string();
-  ASSERT_EQ(rows.size(), 2u);  // one per chunk: tokens 0-7, then 8-12 left-padded
-  EXPECT_EQ(rows[0].first, 7);
-  EXPECT_EQ(rows[1].first, 12);
-  for (const auto& [index, row] : rows) {
-    expect_logits_near(
-        row, std::span(ref.logits).subspan(static_cast<size_t>(index * ref.vocab), static_cast<size_t>(ref.vocab)),
-        1e-4, "last logits");
-  }
-}
-
 TEST(HfExportTest, ProgramCarriesTheContractAndSharesWeights) {
   FixtureReference ref = testing::load_fixture_reference("llama3");
   const std::string path = temp_path("llama3_metadata.slm");

@@ -30,8 +30,10 @@ class LlmSession {
   virtual int64_t position() const = 0;
   // True when prefill reports the logits of every fed token, false when only of the last.
   virtual bool prefill_returns_all_logits() const = 0;
-  // Feeds `tokens` through the prefill method in chunks. Fails with OutOfRange, before any work,
-  // when they would not fit in the cache.
+  // Feeds `tokens` through the prefill method in chunks, handing `sink` the logits of every fed
+  // token, or (a program that keeps only the last position's) of the last one alone: the earlier
+  // chunks' are not computed. Fails with OutOfRange, before any work, when they would not fit in
+  // the cache.
   virtual Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) = 0;
   // Feeds one token through the decode method.
   virtual Status decode(int32_t token, const LogitsSink& sink) = 0;

@@ -51,7 +51,8 @@ struct MethodBuffers {
   int64_t* input_ids = nullptr;
   int64_t* cache_position = nullptr;
   float* logits = nullptr;
-  std::vector<uint8_t*> new_keys;  // returned form: [1, Hkv, S, D] per layer
+  std::vector<bool> all_but_logits;  // per output: wanted by a chunk whose logits nobody reads
+  std::vector<uint8_t*> new_keys;    // returned form: [1, Hkv, S, D] per layer
   std::vector<uint8_t*> new_values;
 };
 
@@ -100,8 +101,12 @@ class HfStaticSession final : public LlmSession {
     const auto total = static_cast<int64_t>(tokens.size());
     for (int64_t begin = 0; begin < total; begin += c_.prefill_len) {
       const int64_t count = std::min(c_.prefill_len, total - begin);
-      STATICLM_RETURN_IF_ERROR(
-          run_chunk(prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)), begin, sink));
+      // A program that keeps the last position's logits reports the last chunk's only: an earlier
+      // chunk's would be overwritten unread, and skipping them skips the head's matrix (113 MB
+      // at f32 on SmolLM-135M) and the last layer after its cache write.
+      const bool logits = !c_.logits_last || begin + count == total;
+      STATICLM_RETURN_IF_ERROR(run_chunk(
+          prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)), begin, sink, logits));
     }
     return ok_status();
   }
@@ -109,7 +114,7 @@ class HfStaticSession final : public LlmSession {
   Status decode(int32_t token, const LogitsSink& sink) override {
     STATICLM_RETURN_IF_ERROR(check_fits(1));
     const int32_t one[1] = {token};
-    return run_chunk(decode_, one, 0, sink);
+    return run_chunk(decode_, one, 0, sink, true);
   }
 
  private:
@@ -149,6 +154,8 @@ class HfStaticSession final : public LlmSession {
     };
     STATICLM_ASSIGN_OR_RETURN(uint8_t * logits, output(spec::kLogits));
     out.logits = reinterpret_cast<float*>(logits);
+    out.all_but_logits.assign(session.outputs().size(), true);
+    out.all_but_logits[static_cast<size_t>(session.method().output_index(spec::kLogits))] = false;
     for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
       STATICLM_ASSIGN_OR_RETURN(uint8_t * keys, output(spec::new_key_name(layer)));
       STATICLM_ASSIGN_OR_RETURN(uint8_t * values, output(spec::new_value_name(layer)));
@@ -159,8 +166,10 @@ class HfStaticSession final : public LlmSession {
   }
 
   // Runs one chunk of `tokens` (at most the method's length) at the current position; a short
-  // chunk is left-padded with position -1, as the contract says.
-  Status run_chunk(MethodBuffers& m, std::span<const int32_t> tokens, int64_t first_index, const LogitsSink& sink) {
+  // chunk is left-padded with position -1, as the contract says. Without `logits` they are not
+  // computed, nor handed to `sink`.
+  Status run_chunk(MethodBuffers& m, std::span<const int32_t> tokens, int64_t first_index, const LogitsSink& sink,
+                   bool logits) {
     const int64_t count = static_cast<int64_t>(tokens.size());
     const int64_t pad = m.seq_len - count;
     for (int64_t s = 0; s < m.seq_len; ++s) {
@@ -168,12 +177,12 @@ class HfStaticSession final : public LlmSession {
       m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
       m.cache_position[s] = real ? position_ + (s - pad) : -1;
     }
-    STATICLM_RETURN_IF_ERROR(m.session->execute());
+    STATICLM_RETURN_IF_ERROR(logits ? m.session->execute() : m.session->execute(m.all_but_logits));
     if (c_.kv_returned) {
       write_returned_rows(m, pad);
     }
     const auto vocab = static_cast<size_t>(c_.vocab_size);
-    if (sink) {
+    if (sink && logits) {
       if (c_.logits_last || m.seq_len == 1) {
         sink(first_index + count - 1, std::span<const float>(m.logits, vocab));
       } else {

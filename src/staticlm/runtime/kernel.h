@@ -10,6 +10,7 @@
 // it concurrently.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -40,6 +41,10 @@ struct KernelContext {
   int64_t padding_rows = 0;
   // Where set, the session times each kernel call into it (staticlm bench --ops).
   OpProfile* op_profile = nullptr;
+  // A delegate call's outputs, in its internal order, that nothing reads this call: where an
+  // entry is 1 the delegate may leave that output unwritten (MethodSession::execute(wanted)).
+  // Empty: every output is read. Kernels ignore it.
+  std::span<const uint8_t> unneeded_outputs = {};
 };
 
 class Kernel {

@@ -1,5 +1,6 @@
 #include "staticlm/runtime/method_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -80,7 +81,7 @@ Status MethodSession::bind_output(std::string_view name, Tensor& tensor) {
   return bind_output(name, tensor.dtype(), tensor.bytes().data(), tensor.nbytes());
 }
 
-Status MethodSession::execute() {
+Status MethodSession::check_bound() const {
   const PreparedMethod& m = *method_;
   for (size_t i = 0; i < input_bound_.size(); ++i) {
     if (!input_bound_[i]) {
@@ -92,9 +93,34 @@ Status MethodSession::execute() {
       return failed_precondition("method '", m.name(), "': output '", m.outputs_[i].name, "' is not bound");
     }
   }
+  return ok_status();
+}
+
+Status MethodSession::execute() {
+  STATICLM_RETURN_IF_ERROR(check_bound());
   KernelContext context{pool_};
   context.op_profile = op_profile_;
-  return run(context);
+  return run(context, nullptr);
+}
+
+Status MethodSession::execute(const std::vector<bool>& wanted) {
+  if (wanted.size() != method_->outputs_.size()) {
+    return invalid_argument("method '", method_->name(), "': expected a wanted flag per output (",
+                            method_->outputs_.size(), "), found ", wanted.size());
+  }
+  STATICLM_RETURN_IF_ERROR(check_bound());
+  KernelContext context{pool_};
+  context.op_profile = op_profile_;
+  return run(context, &plan_for(wanted));
+}
+
+const PreparedMethod::RunPlan& MethodSession::plan_for(const std::vector<bool>& wanted) {
+  if (!planned_ || planned_for_ != wanted) {
+    method_->plan_run(wanted, plan_);
+    planned_for_ = wanted;
+    planned_ = true;
+  }
+  return plan_;
 }
 
 Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
@@ -110,7 +136,15 @@ Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span
   for (size_t i = 0; i < outputs.size(); ++i) {
     values_[m.output_values_[i]].set_data(outputs[i].raw());
   }
-  return run(context);
+  const std::span<const uint8_t> unneeded = context.unneeded_outputs;
+  if (unneeded.size() != outputs.size() || std::find(unneeded.begin(), unneeded.end(), 1) == unneeded.end()) {
+    return run(context, nullptr);
+  }
+  wanted_.resize(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    wanted_[i] = context.unneeded_outputs[i] == 0;
+  }
+  return run(context, &plan_for(wanted_));
 }
 
 namespace {
@@ -130,7 +164,7 @@ int64_t leading_padding(const TensorView& positions, int64_t rows) {
 
 }  // namespace
 
-Status MethodSession::run(const KernelContext& outer_context) {
+Status MethodSession::run(const KernelContext& outer_context, const PreparedMethod::RunPlan* plan) {
   const PreparedMethod& m = *method_;
   // A method that reads the chunk's positions says how many of its rows are padding; one that
   // does not (a delegate of linears only) runs inside a call that did, and keeps what it said.
@@ -140,6 +174,12 @@ Status MethodSession::run(const KernelContext& outer_context) {
     context.padding_rows = leading_padding(values_[static_cast<size_t>(m.row_positions_value_)], m.chunk_rows_);
   }
   for (size_t s = 0; s < m.steps_.size(); ++s) {
+    if (plan != nullptr && plan->runs[s] == 0) {
+      continue;
+    }
+    // The caller's unneeded outputs were this method's; a delegate call here gets its own.
+    context.unneeded_outputs =
+        plan != nullptr ? std::span<const uint8_t>(plan->unneeded[s]) : std::span<const uint8_t>();
     const PreparedMethod::Step& step = m.steps_[s];
     std::vector<TensorView>& inputs = step_inputs_[s];
     std::vector<TensorView>& outputs = step_outputs_[s];

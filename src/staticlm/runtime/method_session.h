@@ -48,6 +48,13 @@ class MethodSession {
   // Runs every instruction in order. Fails with FailedPrecondition when an input or output is
   // unbound, and with the failing instruction's error (prefixed with the method and instruction).
   Status execute();
+  // Runs as execute(), computing only the outputs whose `wanted` entry is true (one per output):
+  // the others are left unwritten, their bytes unspecified. The instructions only they need are
+  // skipped (one that writes a method input in place, a KV cache, always runs), and each delegate
+  // call is told which of its outputs nothing reads (KernelContext::unneeded_outputs): a prefill
+  // chunk whose logits nobody reads skips the head and the last layer after its cache write.
+  // Fails as execute() does, and with InvalidArgument when `wanted` has the wrong size.
+  Status execute(const std::vector<bool>& wanted);
 
   // For a delegate running this method as its subgraph: binds every input and output by
   // position to the call's views (already checked against the method at init) and runs.
@@ -62,7 +69,11 @@ class MethodSession {
   friend class PreparedMethod;
   MethodSession() = default;
   Status bind(bool input, std::string_view name, DType dtype, const ExternalBuffer& buffer);
-  Status run(const KernelContext& context);
+  Status check_bound() const;
+  // Runs the steps `plan` takes (null: all).
+  Status run(const KernelContext& context, const PreparedMethod::RunPlan* plan);
+  // The plan for `wanted`, made again only when it differs from the last one's.
+  const PreparedMethod::RunPlan& plan_for(const std::vector<bool>& wanted);
 
   std::shared_ptr<const void> owner_;
   const PreparedMethod* method_ = nullptr;
@@ -77,6 +88,10 @@ class MethodSession {
   std::vector<std::unique_ptr<DelegateInstance>> delegates_;  // per step; null for kernel steps
   std::vector<std::vector<TensorView>> step_inputs_;          // per step scratch
   std::vector<std::vector<TensorView>> step_outputs_;
+  PreparedMethod::RunPlan plan_;
+  bool planned_ = false;
+  std::vector<bool> planned_for_;  // the `wanted` plan_ was made for
+  std::vector<bool> wanted_;       // execute_with's, from the caller's unneeded outputs
 };
 
 }  // namespace staticlm

@@ -454,6 +454,43 @@ Result<std::unique_ptr<PreparedMethod>> PreparedMethod::prepare(MethodSpec metho
   return Builder(std::move(method), context).run();
 }
 
+// Backwards from the wanted outputs: a step runs when a later running step reads what it writes,
+// it writes a wanted output, or it writes a method input in place (a KV cache: the next call
+// reads it); a delegate call that updates its inputs always runs. A value stays needed once
+// marked, so every writer of it runs (an in-place chain keeps its order).
+void PreparedMethod::plan_run(const std::vector<bool>& wanted, RunPlan& plan) const {
+  plan.needed.assign(specs_.size(), 0);
+  for (size_t o = 0; o < output_values_.size(); ++o) {
+    if (wanted[o]) {
+      plan.needed[output_values_[o]] = 1;
+    }
+  }
+  plan.runs.assign(steps_.size(), 0);
+  plan.unneeded.resize(steps_.size());
+  for (size_t s = steps_.size(); s-- > 0;) {
+    const Step& step = steps_[s];
+    bool runs = step.delegate && !step.delegate->updated_inputs().empty();
+    for (uint32_t value : step.outputs) {
+      runs = runs || plan.needed[value] != 0 || storage_[value] == ValueStorage::kInput;
+    }
+    plan.unneeded[s].clear();
+    if (!runs) {
+      continue;
+    }
+    plan.runs[s] = 1;
+    if (step.delegate) {
+      for (uint32_t value : step.outputs) {
+        plan.unneeded[s].push_back(plan.needed[value] == 0 ? 1 : 0);
+      }
+    }
+    for (int32_t value : step.inputs) {
+      if (value >= 0) {
+        plan.needed[static_cast<size_t>(value)] = 1;
+      }
+    }
+  }
+}
+
 Result<std::unique_ptr<MethodSession>> PreparedMethod::new_session(std::shared_ptr<const void> owner,
                                                                    ThreadPool* pool) const {
   std::unique_ptr<MethodSession> session(new MethodSession());

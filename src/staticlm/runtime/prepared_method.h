@@ -103,6 +103,15 @@ class PreparedMethod {
  private:
   friend class MethodSession;
   struct Step;
+  // The steps a run that leaves some outputs unwritten takes, and what each delegate call among
+  // them may skip (MethodSession::execute(wanted)).
+  struct RunPlan {
+    std::vector<uint8_t> runs;                   // per step
+    std::vector<std::vector<uint8_t>> unneeded;  // per step: a delegate call's unread outputs
+    std::vector<uint8_t> needed;                 // per value (scratch)
+  };
+  // Fills `plan` for the outputs `wanted` names (one entry per output), reusing its vectors.
+  void plan_run(const std::vector<bool>& wanted, RunPlan& plan) const;
   // A delegate step that reads or writes method input / output `value` directly.
   struct IoUse {
     uint32_t step = 0;

@@ -217,6 +217,92 @@ TEST_F(PreparedMethodTest, NamedDataValuesAreResolvedAndSizeChecked) {
       << refused.status().message();
 }
 
+// Two outputs sharing a first step, and a cache update nothing reads: y = silu(x) + x and
+// z = 2 silu(silu(x)), the cache's row 1 set from `row`.
+MethodSpec two_outputs() {
+  MethodSpec method;
+  method.name = "forward";
+  method.values = {value(ValueStorage::kInput, 0),
+                   value(ValueStorage::kArena, 0),
+                   value(ValueStorage::kOutput, 0),
+                   value(ValueStorage::kArena, 64),
+                   value(ValueStorage::kOutput, 1),
+                   value(ValueStorage::kInput, 1, {1, 1, 4, 2}),
+                   value(ValueStorage::kInput, 2, {1, 1, 1, 2}),
+                   value(ValueStorage::kInput, 3, {1}, DType::kI32)};
+  method.inputs = {{"x", 0, false}, {"cache", 5, true}, {"row", 6, false}, {"position", 7, false}};
+  method.outputs = {{"y", 2, false}, {"z", 4, false}};
+  method.arena_size = 128;
+  method.instructions.push_back(KernelCallSpec{"silu", {0}, {1}, {}});
+  method.instructions.push_back(KernelCallSpec{"add", {1, 0}, {2}, {}});
+  method.instructions.push_back(KernelCallSpec{"silu", {1}, {3}, {}});
+  method.instructions.push_back(KernelCallSpec{"add", {3, 3}, {4}, {}});
+  method.instructions.push_back(KernelCallSpec{"kv_cache_update", {5, 6, 7}, {5}, {}});
+  return method;
+}
+
+TEST_F(PreparedMethodTest, AnUnwantedOutputSkipsTheStepsOnlyItNeeds) {
+  auto prepared = prepare(two_outputs());
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  ThreadPool pool(1);
+  auto session = (*prepared)->new_session(nullptr, &pool);
+  ASSERT_TRUE(session.ok()) << session.status().to_string();
+  std::vector<float> x = {-1, 0, 1, 2};
+  std::vector<float> y(4, 0.0f);
+  std::vector<float> z(4, 0.0f);
+  std::vector<float> cache(8, 0.0f);
+  std::vector<float> row = {5, 6};
+  int32_t position = 1;
+  MethodSession& s = **session;
+  ASSERT_TRUE(s.bind_input("x", DType::kF32, x.data(), 16).ok());
+  ASSERT_TRUE(s.bind_input("cache", DType::kF32, cache.data(), 32).ok());
+  ASSERT_TRUE(s.bind_input("row", DType::kF32, row.data(), 8).ok());
+  ASSERT_TRUE(s.bind_input("position", DType::kI32, &position, 4).ok());
+  ASSERT_TRUE(s.bind_output("y", DType::kF32, y.data(), 16).ok());
+  ASSERT_TRUE(s.bind_output("z", DType::kF32, z.data(), 16).ok());
+  OpProfile profile;
+  s.set_op_profile(&profile);
+  auto calls = [&](std::string_view op) {
+    int64_t count = 0;
+    for (const OpProfile::Entry& e : profile.entries()) {
+      count += e.op == op ? e.calls : 0;
+    }
+    return count;
+  };
+  auto silu = [](float v) { return v / (1.0f + std::exp(-v)); };
+
+  ASSERT_TRUE(s.execute({true, false}).ok());
+  EXPECT_EQ(calls("silu"), 1);  // z's own silu skipped, the shared one run
+  EXPECT_EQ(calls("add"), 1);
+  EXPECT_EQ(calls("kv_cache_update"), 1);  // it writes an input in place: it always runs
+  EXPECT_EQ(z, std::vector<float>(4, 0.0f));
+  EXPECT_EQ(cache, (std::vector<float>{0, 0, 5, 6, 0, 0, 0, 0}));
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(y[i], silu(x[i]) + x[i]) << i;
+  }
+
+  profile.clear();
+  std::fill(y.begin(), y.end(), 0.0f);
+  position = 2;
+  ASSERT_TRUE(s.execute({false, true}).ok());
+  EXPECT_EQ(calls("silu"), 2);
+  EXPECT_EQ(calls("add"), 1);
+  EXPECT_EQ(y, std::vector<float>(4, 0.0f));
+  EXPECT_EQ(cache, (std::vector<float>{0, 0, 5, 6, 5, 6, 0, 0}));
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(z[i], 2.0f * silu(silu(x[i]))) << i;
+  }
+
+  profile.clear();
+  ASSERT_TRUE(s.execute({true, true}).ok());
+  EXPECT_EQ(calls("silu") + calls("add") + calls("kv_cache_update"), 5);
+
+  Status wrong = s.execute({true});
+  EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong.message().find("expected a wanted flag per output (2), found 1"), std::string::npos)
+      << wrong.message();
+}
+
 TEST_F(PreparedMethodTest, SessionsShareNothingMutable) {
   auto prepared = prepare(baseline());
   ASSERT_TRUE(prepared.ok());
