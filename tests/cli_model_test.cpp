@@ -252,25 +252,33 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
     }
   }
   EXPECT_DOUBLE_EQ(doc["prefill"]["multiply_adds_per_token"].get<double>(), multiply_adds);
-  // With the last position's logits only, only the last chunk computes logits: 12 tokens are two
-  // chunks of 8, the first of which skips the head and the last layer after its q / k / v (bench
-  // counts the whole layer off), so the head counts 1 / 12 of its elements per token and the last
-  // layer 4 / 12 of its.
+  // With the last position's logits only, the last layer narrows to the last row after its
+  // attention: its o_proj, MLP and the head multiply one row, and only for the prompt's last
+  // chunk (the earlier ones compute no logits). 12 tokens are two chunks of 8: those matrices
+  // count 1 / 12 of their elements per token, the rest all of theirs.
   const std::string last = test_temp_path("llama3_last_logits_bench.slm");
   ASSERT_EQ(
       run_cli("export " + ref_.dir + " -o " + last + " --prefill-len 8 --max-cache-len 64 --logits last").exit_code, 0);
   auto last_run = run_cli("bench " + last + " -p 12 -n 2 -r 1 -t 2 --probe-mib 8 --json");
   ASSERT_EQ(last_run.exit_code, 0) << last_run.err;
-  double head = 0.0;
-  for (const nlohmann::json& matrix : layout["matrices"]) {
-    if (matrix["name"] == "cpu/model.embed_tokens.weight.panel32") {
-      head = matrix["shape"][0].get<double>() * matrix["shape"][1].get<double>();
+  auto last_inspect = run_cli("inspect " + last + " --json");
+  ASSERT_EQ(last_inspect.exit_code, 0) << last_inspect.err;
+  const nlohmann::json last_layout = nlohmann::json::parse(last_inspect.out);
+  double last_multiply_adds = 0.0;
+  int one_row = 0;
+  for (const nlohmann::json& matrix : last_layout["matrices"]) {
+    if (matrix["read_by"] == nlohmann::json::array({"embedding"})) {
+      continue;
     }
+    const double elements = matrix["shape"][0].get<double>() * matrix["shape"][1].get<double>();
+    const int64_t rows = matrix["rows"].get<int64_t>();
+    ASSERT_TRUE(rows == 8 || rows == 1) << matrix.dump();
+    one_row += rows == 1 ? 1 : 0;
+    last_multiply_adds += rows == 8 ? elements : elements / 12.0;
   }
-  ASSERT_GT(head, 0.0);
-  const double layer = (multiply_adds - head) / layout["metadata"]["num_layers"].get<double>();
+  EXPECT_EQ(one_row, 5);  // the head, o_proj, and the MLP's gate, up and down
   EXPECT_NEAR(nlohmann::json::parse(last_run.out)["prefill"]["multiply_adds_per_token"].get<double>(),
-              multiply_adds - head + head / 12.0 - layer * 8.0 / 12.0, 1e-9 * multiply_adds);
+              last_multiply_adds, 1e-9 * last_multiply_adds);
   EXPECT_EQ(doc["decode"]["tokens"], 5);
   const double fraction = doc["decode"]["roofline_fraction"].get<double>();
   EXPECT_GT(fraction, 0.0);

@@ -91,8 +91,10 @@ class DecoderBuilder {
     return g_.add_output(name, transposed);
   }
 
+  // With `last_row`, the block's output is the chunk's last row alone ([1, 1, hidden]): past the
+  // cache writes and attention, nothing but that row's logits reads the other rows.
   Result<ValueId> attention_block(int64_t layer, const DecoderLayerWeights& w, ValueId x, ValueId positions,
-                                  ValueId k_cache, ValueId v_cache) {
+                                  ValueId k_cache, ValueId v_cache, bool last_row) {
     const std::string prefix = str_cat("layer ", layer, " ");
     STATICLM_ASSIGN_OR_RETURN(ValueId norm, weight(w.input_norm, {p_.hidden_size}, prefix + "input norm"));
     STATICLM_ASSIGN_OR_RETURN(ValueId h, rms_norm(x, norm));
@@ -118,11 +120,21 @@ class DecoderBuilder {
     STATICLM_ASSIGN_OR_RETURN(ValueId attended,
                               g_.add(OpKind::kAttention, {q, keys, values, positions}, {{"scale", scale}}));
     STATICLM_ASSIGN_OR_RETURN(ValueId merged, reshape(attended, {1, shape_.seq_len, p_.num_heads * p_.head_dim}));
+    if (last_row) {
+      STATICLM_ASSIGN_OR_RETURN(merged, last_row_of(merged));
+      STATICLM_ASSIGN_OR_RETURN(x, last_row_of(x));
+    }
     STATICLM_ASSIGN_OR_RETURN(ValueId o_weight,
                               weight(w.o_proj, {p_.hidden_size, p_.num_heads * p_.head_dim}, prefix + "o_proj"));
     STATICLM_ASSIGN_OR_RETURN(ValueId o_bias, optional_weight(w.o_bias, {p_.hidden_size}, prefix + "o_proj bias"));
     STATICLM_ASSIGN_OR_RETURN(ValueId projected, linear(merged, o_weight, o_bias));
     return g_.add(OpKind::kAdd, {x, projected});
+  }
+
+  // Row S - 1 of [1, S, ...]: the contract left-pads a partial chunk, so it is always the last
+  // real token.
+  Result<ValueId> last_row_of(ValueId x) {
+    return g_.add(OpKind::kSlice, {x}, {{"axis", int64_t{1}}, {"start", shape_.seq_len - 1}, {"end", shape_.seq_len}});
   }
 
   Result<ValueId> mlp_block(int64_t layer, const DecoderLayerWeights& w, ValueId x) {
@@ -177,19 +189,18 @@ Result<std::unique_ptr<Graph>> build_decoder_graph(const DecoderHyperParams& par
   STATICLM_ASSIGN_OR_RETURN(ValueId embed,
                             b.weight(weights.embed_tokens, {params.vocab_size, params.hidden_size}, "token embedding"));
   STATICLM_ASSIGN_OR_RETURN(ValueId x, graph->add(OpKind::kEmbedding, {embed, ids}));
+  // With the last row's logits only, the last layer narrows to that row after its attention, as
+  // llama.cpp's graph does: its o_proj, MLP, the final norm and the head multiply one row.
+  const bool last_row = shape.logits == LogitsMode::kLast && seq > 1;
   for (int64_t layer = 0; layer < params.num_layers; ++layer) {
     const DecoderLayerWeights& w = weights.layers[static_cast<size_t>(layer)];
-    STATICLM_ASSIGN_OR_RETURN(x, b.attention_block(layer, w, x, positions, k_caches[static_cast<size_t>(layer)],
-                                                   v_caches[static_cast<size_t>(layer)]));
+    STATICLM_ASSIGN_OR_RETURN(
+        x, b.attention_block(layer, w, x, positions, k_caches[static_cast<size_t>(layer)],
+                             v_caches[static_cast<size_t>(layer)], last_row && layer == params.num_layers - 1));
     STATICLM_ASSIGN_OR_RETURN(x, b.mlp_block(layer, w, x));
   }
   STATICLM_ASSIGN_OR_RETURN(ValueId final_norm, b.weight(weights.final_norm, {params.hidden_size}, "final norm"));
   STATICLM_ASSIGN_OR_RETURN(x, b.rms_norm(x, final_norm));
-  if (shape.logits == LogitsMode::kLast && seq > 1) {
-    // The contract left-pads a partial chunk, so the last row is always the last real token.
-    STATICLM_ASSIGN_OR_RETURN(
-        x, graph->add(OpKind::kSlice, {x}, {{"axis", int64_t{1}}, {"start", seq - 1}, {"end", seq}}));
-  }
   STATICLM_ASSIGN_OR_RETURN(ValueId head,
                             b.weight(weights.lm_head, {params.vocab_size, params.hidden_size}, "lm_head"));
   STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.linear(x, head));

@@ -55,6 +55,8 @@ struct DecoderWeights {
 };
 
 enum class KvUpdateForm { kInPlace, kReturned };
+// kLast: logits of each chunk's last row only; the last layer narrows to that row after its
+// attention, so its o_proj, MLP, the final norm and the head multiply one row.
 enum class LogitsMode { kAll, kLast };
 
 std::string_view kv_update_form_name(KvUpdateForm form);

@@ -76,25 +76,20 @@ std::vector<int32_t> bench_prompt(int64_t length, int64_t vocab_size) {
 // What a decode step reads and a prefill computes: every constant and named data byte but the
 // tables only gathered (an untied embedding reads one row per token; the formats the rest are
 // stored in, the largest first), and one multiply-add per element of every matrix a linear kind
-// reads, per row it multiplies: every token's row for the layers' matrices, the chunk's last row
-// only for a head that keeps the last row's logits.
+// reads, per row it multiplies: every token's row for the layers' matrices, the last row only for
+// those of a program that keeps the last row's logits past its last attention.
 struct StepWeights {
   uint64_t bytes = 0;
   double row_multiply_adds = 0.0;    // per prompt token: matrices applied to every row of a chunk
-  double chunk_multiply_adds = 0.0;  // per prefill: matrices applied to fewer rows (the head)
+  double chunk_multiply_adds = 0.0;  // per prefill: matrices applied to fewer rows (the head, ...)
   int64_t chunk_rows = 0;
   std::string formats;
 
-  // Multiply-adds of a prefill of `tokens` tokens through `layers` layers. Where the program keeps
-  // the last position's logits, a chunk before the last computes none (the runner asks for
-  // none): it skips the head and the last layer after its q / k / v, counted here as the whole
-  // layer, so past one chunk the count is a little low.
-  double prefill_multiply_adds(int64_t tokens, int64_t layers, bool logits_last) const {
-    const int64_t earlier =
-        logits_last && chunk_rows > 0 && tokens > chunk_rows ? (tokens - 1) / chunk_rows * chunk_rows : 0;
-    const double last_layer = layers > 0 ? row_multiply_adds / static_cast<double>(layers) : 0.0;
-    return row_multiply_adds * static_cast<double>(tokens) + (tokens > 0 ? chunk_multiply_adds : 0.0) -
-           last_layer * static_cast<double>(earlier);
+  // Multiply-adds of a prefill of `tokens` tokens. The matrices applied to fewer rows (a `--logits
+  // last` program's head, and its last layer's after attention, which the exporter narrows to the
+  // last row) run for the prompt's last chunk only: the chunks before it compute no logits.
+  double prefill_multiply_adds(int64_t tokens) const {
+    return row_multiply_adds * static_cast<double>(tokens) + (tokens > 0 ? chunk_multiply_adds : 0.0);
   }
 };
 
@@ -259,9 +254,8 @@ Status run_bench(const BenchArgs& args) {
   const double roofline_seconds = static_cast<double>(bytes) / bandwidth;
   const double token_seconds = 1.0 / tg.mean;
   // Two flops per multiply-add a linear does (attention's own flops are left out).
-  const double flops_per_token = 2.0 *
-                                 step.prefill_multiply_adds(args.prompt_tokens, config.num_layers, config.logits_last) /
-                                 static_cast<double>(args.prompt_tokens);
+  const double flops_per_token =
+      2.0 * step.prefill_multiply_adds(args.prompt_tokens) / static_cast<double>(args.prompt_tokens);
   const double barriers_per_token =
       decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
 
