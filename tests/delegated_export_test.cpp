@@ -122,26 +122,29 @@ INSTANTIATE_TEST_SUITE_P(
 struct LastLogitsCase {
   bool delegated;
   KvUpdateForm kv_update;
+  LogitsMode program;  // what the program outputs; the test reads the last token's logits alone
 };
 
 class LastLogitsTest : public ::testing::TestWithParam<LastLogitsCase> {};
 
-// A program that keeps the last position's logits computes them for a prompt's last chunk only:
-// the earlier chunks skip the head and the last layer after its cache write, on the portable
-// kernels and inside the cpu delegate alike, and still fill every layer's cache (the decode steps
-// after them match PyTorch).
+// Where a prompt's last token's logits are all that is read (a program that keeps only the last
+// position's, or a prefill asked for PrefillLogits::kLast), only the last chunk computes logits,
+// for its last row: the earlier chunks skip the head and the last layer after its attention, on
+// the portable kernels and inside the cpu delegate alike, and still fill every layer's cache (the
+// decode steps after them match PyTorch).
 TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
   const LastLogitsCase& param = GetParam();
   testing::FixtureReference ref = testing::load_fixture_reference("mistral");
   HfStaticExportOptions options = small_options(param.kv_update);
-  options.logits = LogitsMode::kLast;
+  options.logits = param.program;
   auto backend = cpu_backend();
   if (param.delegated) {
     options.backend = backend.get();
     options.no_fallback = true;
   }
-  const std::string path = temp_path(std::string("mistral_last_") + (param.delegated ? "cpu_" : "plain_") +
-                                     std::string(kv_update_form_name(param.kv_update)) + ".slm");
+  const std::string path =
+      temp_path(std::string("mistral_") + std::string(logits_mode_name(param.program)) + "_" +
+                (param.delegated ? "cpu_" : "plain_") + std::string(kv_update_form_name(param.kv_update)) + ".slm");
   ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
   OpProfile profile;
   SessionOptions session_options;
@@ -149,13 +152,14 @@ TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
   auto opened = testing::open_test_session(path, session_options);
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   LlmSession& session = *opened->session;
-  EXPECT_FALSE(session.prefill_returns_all_logits());
+  EXPECT_EQ(session.prefill_returns_all_logits(), param.program == LogitsMode::kAll);
 
   // 13 tokens: chunks of 8 (tokens 0-7) and 5 (8-12, left-padded).
   std::vector<std::pair<int64_t, std::vector<float>>> rows;
-  Status status = session.prefill(std::span(ref.prompt_tokens).first(13), [&](int64_t i, std::span<const float> row) {
-    rows.emplace_back(i, std::vector<float>(row.begin(), row.end()));
-  });
+  Status status = session.prefill(
+      std::span(ref.prompt_tokens).first(13),
+      [&](int64_t i, std::span<const float> row) { rows.emplace_back(i, std::vector<float>(row.begin(), row.end())); },
+      PrefillLogits::kLast);
   ASSERT_TRUE(status.ok()) << status.to_string();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].first, 12);
@@ -185,14 +189,72 @@ TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, LastLogitsTest,
-                         ::testing::Values(LastLogitsCase{false, KvUpdateForm::kInPlace},
-                                           LastLogitsCase{false, KvUpdateForm::kReturned},
-                                           LastLogitsCase{true, KvUpdateForm::kInPlace},
-                                           LastLogitsCase{true, KvUpdateForm::kReturned}),
+                         ::testing::Values(LastLogitsCase{false, KvUpdateForm::kInPlace, LogitsMode::kLast},
+                                           LastLogitsCase{false, KvUpdateForm::kReturned, LogitsMode::kLast},
+                                           LastLogitsCase{true, KvUpdateForm::kInPlace, LogitsMode::kLast},
+                                           LastLogitsCase{true, KvUpdateForm::kReturned, LogitsMode::kLast},
+                                           LastLogitsCase{false, KvUpdateForm::kInPlace, LogitsMode::kAll},
+                                           LastLogitsCase{false, KvUpdateForm::kReturned, LogitsMode::kAll},
+                                           LastLogitsCase{true, KvUpdateForm::kInPlace, LogitsMode::kAll},
+                                           LastLogitsCase{true, KvUpdateForm::kReturned, LogitsMode::kAll}),
                          [](const auto& test_info) {
-                           return std::string(test_info.param.delegated ? "cpu_" : "portable_") +
+                           return std::string(logits_mode_name(test_info.param.program)) + "_logits_" +
+                                  (test_info.param.delegated ? "cpu_" : "portable_") +
                                   (test_info.param.kv_update == KvUpdateForm::kInPlace ? "in_place" : "returned");
                          });
+
+// A method asked for its logits' last row computes that row alone: inside the cpu delegate the
+// head and the last layer after its attention run with every other row as padding, leaving the
+// other rows of the output as they were. The row equals the one a whole run computes.
+TEST(CpuConformance, ALastRowNeedLeavesTheOtherRowsUnwritten) {
+  testing::FixtureReference ref = testing::load_fixture_reference("llama3");
+  auto backend = cpu_backend();
+  HfStaticExportOptions options = small_options();
+  options.backend = backend.get();
+  options.no_fallback = true;
+  const std::string path = temp_path("llama3_last_row_need.slm");
+  ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
+  auto runtimes = std::make_shared<testing::TestRuntimes>();
+  ASSERT_TRUE(runtimes->status.ok());
+  auto file = ProgramFile::open(path);
+  ASSERT_TRUE(file.ok());
+  auto program = Program::from_file(std::move(file).value(), runtimes->load_options());
+  ASSERT_TRUE(program.ok()) << program.status().to_string();
+
+  // Two sessions of the prefill method, each with zeroed caches, fed the same 8 tokens.
+  auto run = [&](bool last_row, std::vector<float>& logits) {
+    auto session = (*program)->new_session("prefill");
+    ASSERT_TRUE(session.ok()) << session.status().to_string();
+    MethodSession& s = **session;
+    std::vector<std::vector<uint8_t>> buffers;
+    for (const IoTensorInfo& info : s.inputs()) {
+      buffers.emplace_back(info.nbytes, 0);
+      std::vector<uint8_t>& bytes = buffers.back();
+      if (info.name == "input_ids" || info.name == "cache_position") {
+        for (int64_t i = 0; i < 8; ++i) {
+          const int64_t v = info.name == "input_ids" ? ref.prompt_tokens[static_cast<size_t>(i)] : i;
+          std::memcpy(bytes.data() + i * 8, &v, 8);
+        }
+      }
+      ASSERT_TRUE(s.bind_input(info.name, info.dtype, bytes.data(), bytes.size()).ok());
+    }
+    ASSERT_EQ(s.outputs().size(), 1u);
+    ASSERT_TRUE(s.bind_output("logits", DType::kF32, logits.data(), logits.size() * sizeof(float)).ok());
+    const std::vector<RowNeed> needs = {last_row ? RowNeed::kLastRow : RowNeed::kAll};
+    Status status = s.execute(needs);
+    ASSERT_TRUE(status.ok()) << status.to_string();
+  };
+  const auto vocab = static_cast<size_t>(ref.vocab);
+  std::vector<float> whole(8 * vocab, NAN);
+  std::vector<float> last(8 * vocab, 12345.0f);
+  run(false, whole);
+  run(true, last);
+  for (size_t i = 0; i < 7 * vocab; ++i) {
+    ASSERT_EQ(last[i], 12345.0f) << "element " << i << " of a row before the last";
+  }
+  expect_near(std::span(last).subspan(7 * vocab), std::span(whole).subspan(7 * vocab), kSummationOrderTolerance,
+              "last row");
+}
 
 TEST(CpuConformance, AFullyDelegatedMethodIsOneCallOverItsBoundary) {
   testing::FixtureReference ref = testing::load_fixture_reference("qwen2");

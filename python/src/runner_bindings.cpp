@@ -154,11 +154,14 @@ class Runner {
     {
       py::gil_scoped_release release;
       session_->reset();
-      status = session_->prefill(tokens, [&](int64_t index, std::span<const float> row) {
-        if (index == last || !session_->prefill_returns_all_logits()) {
-          std::copy(row.begin(), row.end(), out);
-        }
-      });
+      status = session_->prefill(
+          tokens,
+          [&](int64_t index, std::span<const float> row) {
+            if (index == last) {
+              std::copy(row.begin(), row.end(), out);
+            }
+          },
+          PrefillLogits::kLast);
     }
     ok_or_raise(status);
     return logits;

@@ -20,6 +20,10 @@ namespace staticlm {
 // Receives the logits of fed token `token_index` (counted from the first token of the call).
 using LogitsSink = std::function<void(int64_t token_index, std::span<const float> logits)>;
 
+// Which logits a prefill hands its sink: every fed token's (of a program that keeps them all), or
+// the last fed token's alone, all that sampling the next token reads.
+enum class PrefillLogits { kEvery, kLast };
+
 // A validated program with its I/O buffers allocated: feed tokens, get logits.
 class LlmSession {
  public:
@@ -30,11 +34,15 @@ class LlmSession {
   virtual int64_t position() const = 0;
   // True when prefill reports the logits of every fed token, false when only of the last.
   virtual bool prefill_returns_all_logits() const = 0;
-  // Feeds `tokens` through the prefill method in chunks, handing `sink` the logits of every fed
-  // token, or (a program that keeps only the last position's) of the last one alone: the earlier
-  // chunks' are not computed. Fails with OutOfRange, before any work, when they would not fit in
-  // the cache.
-  virtual Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) = 0;
+  // Feeds `tokens` through the prefill method in chunks, handing `sink` the logits `wanted` names
+  // (a program that keeps only the last position's gives the last fed token's either way). What
+  // the sink is not handed is not computed: the chunks before the last compute no logits, and
+  // with kLast the last one computes them, and its last layer after attention, for its last row.
+  // Fails with OutOfRange, before any work, when they would not fit in the cache.
+  virtual Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink, PrefillLogits wanted) = 0;
+  Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) {
+    return prefill(tokens, sink, PrefillLogits::kEvery);
+  }
   // Feeds one token through the decode method.
   virtual Status decode(int32_t token, const LogitsSink& sink) = 0;
   // The tokens in the cache, in order (position() of them).

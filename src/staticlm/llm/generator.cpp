@@ -118,7 +118,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   result.cached_prompt_tokens = cached;
   const std::span<const int32_t> fed = prompt.subspan(static_cast<size_t>(cached));
   const auto start = Clock::now();
-  STATICLM_RETURN_IF_ERROR(session.prefill(fed, keep_last));
+  STATICLM_RETURN_IF_ERROR(session.prefill(fed, keep_last, PrefillLogits::kLast));
   result.prefill_seconds = seconds_since(start);
   if (last_index != static_cast<int64_t>(fed.size()) - 1) {
     return internal_error("prefill returned no logits for the last prompt token");

@@ -45,14 +45,19 @@ Status check_io(std::string_view method, std::string_view kind, const std::vecto
   return ok_status();
 }
 
+// What a chunk computes of its logits: every row the program outputs, the last row's, none.
+enum class Logits { kEvery, kLast, kNone };
+
 struct MethodBuffers {
   std::unique_ptr<MethodSession> session;
   int64_t seq_len = 0;
   int64_t* input_ids = nullptr;
   int64_t* cache_position = nullptr;
   float* logits = nullptr;
-  std::vector<bool> all_but_logits;  // per output: wanted by a chunk whose logits nobody reads
-  std::vector<uint8_t*> new_keys;    // returned form: [1, Hkv, S, D] per layer
+  // Per output, what a chunk reads that needs no logits, and one that needs the last row's.
+  std::vector<RowNeed> no_logits;
+  std::vector<RowNeed> last_logits;
+  std::vector<uint8_t*> new_keys;  // returned form: [1, Hkv, S, D] per layer
   std::vector<uint8_t*> new_values;
 };
 
@@ -96,15 +101,16 @@ class HfStaticSession final : public LlmSession {
   }
   IoStats io_stats() const override { return io_->stats(); }
 
-  Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink) override {
+  Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink, PrefillLogits wanted) override {
     STATICLM_RETURN_IF_ERROR(check_fits(static_cast<int64_t>(tokens.size())));
     const auto total = static_cast<int64_t>(tokens.size());
     for (int64_t begin = 0; begin < total; begin += c_.prefill_len) {
       const int64_t count = std::min(c_.prefill_len, total - begin);
-      // A program that keeps the last position's logits reports the last chunk's only: an earlier
-      // chunk's would be overwritten unread, and skipping them skips the head's matrix (113 MB
-      // at f32 on SmolLM-135M) and the last layer after its cache write.
-      const bool logits = !c_.logits_last || begin + count == total;
+      // Where only the last token's logits are read, an earlier chunk computes none: skipping
+      // them skips the head's matrix (113 MB at f32 on SmolLM-135M) and the last layer after
+      // its attention; the last chunk computes its last row's.
+      const bool last_only = c_.logits_last || wanted == PrefillLogits::kLast;
+      const Logits logits = !last_only ? Logits::kEvery : (begin + count == total ? Logits::kLast : Logits::kNone);
       STATICLM_RETURN_IF_ERROR(run_chunk(
           prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)), begin, sink, logits));
     }
@@ -114,7 +120,7 @@ class HfStaticSession final : public LlmSession {
   Status decode(int32_t token, const LogitsSink& sink) override {
     STATICLM_RETURN_IF_ERROR(check_fits(1));
     const int32_t one[1] = {token};
-    return run_chunk(decode_, one, 0, sink, true);
+    return run_chunk(decode_, one, 0, sink, Logits::kEvery);
   }
 
  private:
@@ -154,8 +160,11 @@ class HfStaticSession final : public LlmSession {
     };
     STATICLM_ASSIGN_OR_RETURN(uint8_t * logits, output(spec::kLogits));
     out.logits = reinterpret_cast<float*>(logits);
-    out.all_but_logits.assign(session.outputs().size(), true);
-    out.all_but_logits[static_cast<size_t>(session.method().output_index(spec::kLogits))] = false;
+    const auto logits_index = static_cast<size_t>(session.method().output_index(spec::kLogits));
+    out.no_logits.assign(session.outputs().size(), RowNeed::kAll);
+    out.no_logits[logits_index] = RowNeed::kNone;
+    out.last_logits = out.no_logits;
+    out.last_logits[logits_index] = RowNeed::kLastRow;
     for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
       STATICLM_ASSIGN_OR_RETURN(uint8_t * keys, output(spec::new_key_name(layer)));
       STATICLM_ASSIGN_OR_RETURN(uint8_t * values, output(spec::new_value_name(layer)));
@@ -166,10 +175,10 @@ class HfStaticSession final : public LlmSession {
   }
 
   // Runs one chunk of `tokens` (at most the method's length) at the current position; a short
-  // chunk is left-padded with position -1, as the contract says. Without `logits` they are not
-  // computed, nor handed to `sink`.
+  // chunk is left-padded with position -1, as the contract says. Of the logits, it computes and
+  // hands `sink` those `logits` names.
   Status run_chunk(MethodBuffers& m, std::span<const int32_t> tokens, int64_t first_index, const LogitsSink& sink,
-                   bool logits) {
+                   Logits logits) {
     const int64_t count = static_cast<int64_t>(tokens.size());
     const int64_t pad = m.seq_len - count;
     for (int64_t s = 0; s < m.seq_len; ++s) {
@@ -177,14 +186,19 @@ class HfStaticSession final : public LlmSession {
       m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
       m.cache_position[s] = real ? position_ + (s - pad) : -1;
     }
-    STATICLM_RETURN_IF_ERROR(logits ? m.session->execute() : m.session->execute(m.all_but_logits));
+    STATICLM_RETURN_IF_ERROR(logits == Logits::kEvery  ? m.session->execute()
+                             : logits == Logits::kLast ? m.session->execute(m.last_logits)
+                                                       : m.session->execute(m.no_logits));
     if (c_.kv_returned) {
       write_returned_rows(m, pad);
     }
     const auto vocab = static_cast<size_t>(c_.vocab_size);
-    if (sink && logits) {
+    if (sink && logits != Logits::kNone) {
       if (c_.logits_last || m.seq_len == 1) {
         sink(first_index + count - 1, std::span<const float>(m.logits, vocab));
+      } else if (logits == Logits::kLast) {  // the last of the chunk's rows, the only one computed
+        sink(first_index + count - 1,
+             std::span<const float>(m.logits + static_cast<size_t>(m.seq_len - 1) * vocab, vocab));
       } else {
         for (int64_t s = pad; s < m.seq_len; ++s) {
           sink(first_index + s - pad, std::span<const float>(m.logits + static_cast<size_t>(s) * vocab, vocab));

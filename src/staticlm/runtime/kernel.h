@@ -31,6 +31,10 @@ struct KernelSignature {
   const Attributes& attributes;
 };
 
+// How much of a method output, or a delegate call's, a caller reads this call: none of it, the
+// chunk's last row only (a prefill whose caller samples from its last token), or all of it.
+enum class RowNeed : uint8_t { kNone, kLastRow, kAll };
+
 struct KernelContext {
   ThreadPool* thread_pool = nullptr;  // never null during execute
   // The chunk being run has `chunk_rows` rows, the first `padding_rows` of them padding (position
@@ -41,10 +45,10 @@ struct KernelContext {
   int64_t padding_rows = 0;
   // Where set, the session times each kernel call into it (staticlm bench --ops).
   OpProfile* op_profile = nullptr;
-  // A delegate call's outputs, in its internal order, that nothing reads this call: where an
-  // entry is 1 the delegate may leave that output unwritten (MethodSession::execute(wanted)).
-  // Empty: every output is read. Kernels ignore it.
-  std::span<const uint8_t> unneeded_outputs = {};
+  // A delegate call's outputs, in its internal order: what the caller reads of each this call
+  // (MethodSession::execute(needs)); the delegate may leave the rest unwritten. Empty: all of
+  // every output. Kernels ignore it.
+  std::span<const RowNeed> output_needs = {};
 };
 
 class Kernel {

@@ -103,21 +103,21 @@ Status MethodSession::execute() {
   return run(context, nullptr);
 }
 
-Status MethodSession::execute(const std::vector<bool>& wanted) {
-  if (wanted.size() != method_->outputs_.size()) {
-    return invalid_argument("method '", method_->name(), "': expected a wanted flag per output (",
-                            method_->outputs_.size(), "), found ", wanted.size());
+Status MethodSession::execute(std::span<const RowNeed> needs) {
+  if (needs.size() != method_->outputs_.size()) {
+    return invalid_argument("method '", method_->name(), "': expected a need per output (", method_->outputs_.size(),
+                            "), found ", needs.size());
   }
   STATICLM_RETURN_IF_ERROR(check_bound());
   KernelContext context{pool_};
   context.op_profile = op_profile_;
-  return run(context, &plan_for(wanted));
+  return run(context, &plan_for(needs));
 }
 
-const PreparedMethod::RunPlan& MethodSession::plan_for(const std::vector<bool>& wanted) {
-  if (!planned_ || planned_for_ != wanted) {
-    method_->plan_run(wanted, plan_);
-    planned_for_ = wanted;
+const PreparedMethod::RunPlan& MethodSession::plan_for(std::span<const RowNeed> needs) {
+  if (!planned_ || !std::equal(needs.begin(), needs.end(), planned_for_.begin(), planned_for_.end())) {
+    method_->plan_run(needs, plan_);
+    planned_for_.assign(needs.begin(), needs.end());
     planned_ = true;
   }
   return plan_;
@@ -136,15 +136,12 @@ Status MethodSession::execute_with(std::span<const TensorView> inputs, std::span
   for (size_t i = 0; i < outputs.size(); ++i) {
     values_[m.output_values_[i]].set_data(outputs[i].raw());
   }
-  const std::span<const uint8_t> unneeded = context.unneeded_outputs;
-  if (unneeded.size() != outputs.size() || std::find(unneeded.begin(), unneeded.end(), 1) == unneeded.end()) {
+  const std::span<const RowNeed> needs = context.output_needs;
+  if (needs.size() != outputs.size() ||
+      std::all_of(needs.begin(), needs.end(), [](RowNeed need) { return need == RowNeed::kAll; })) {
     return run(context, nullptr);
   }
-  wanted_.resize(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    wanted_[i] = context.unneeded_outputs[i] == 0;
-  }
-  return run(context, &plan_for(wanted_));
+  return run(context, &plan_for(needs));
 }
 
 namespace {
@@ -173,13 +170,19 @@ Status MethodSession::run(const KernelContext& outer_context, const PreparedMeth
     context.chunk_rows = m.chunk_rows_;
     context.padding_rows = leading_padding(values_[static_cast<size_t>(m.row_positions_value_)], m.chunk_rows_);
   }
+  // The chunk's real rows, which the profile counts a step's time under whatever it computes.
+  const int64_t real_rows = context.chunk_rows - context.padding_rows;
+  const int64_t padding_rows = context.padding_rows;
   for (size_t s = 0; s < m.steps_.size(); ++s) {
-    if (plan != nullptr && plan->runs[s] == 0) {
+    const RowNeed need = plan != nullptr ? plan->steps[s] : RowNeed::kAll;
+    if (need == RowNeed::kNone) {
       continue;
     }
-    // The caller's unneeded outputs were this method's; a delegate call here gets its own.
-    context.unneeded_outputs =
-        plan != nullptr ? std::span<const uint8_t>(plan->unneeded[s]) : std::span<const uint8_t>();
+    // The last row alone: every row before it is padding to the kernel (the chunk's last row is
+    // always a real one). The caller's output needs were this method's; a delegate call here gets
+    // its own.
+    context.padding_rows = need == RowNeed::kLastRow && context.chunk_rows > 1 ? context.chunk_rows - 1 : padding_rows;
+    context.output_needs = plan != nullptr ? std::span<const RowNeed>(plan->outputs[s]) : std::span<const RowNeed>();
     const PreparedMethod::Step& step = m.steps_[s];
     std::vector<TensorView>& inputs = step_inputs_[s];
     std::vector<TensorView>& outputs = step_outputs_[s];
@@ -196,7 +199,7 @@ Status MethodSession::run(const KernelContext& outer_context, const PreparedMeth
     if (context.op_profile != nullptr && step.kernel) {
       // A delegate call is not timed here: the delegate's kernels are, through the context.
       const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
-      context.op_profile->add(step.op, context.chunk_rows - context.padding_rows, spent.count());
+      context.op_profile->add(step.op, real_rows, spent.count());
     }
     if (!status.ok()) {
       return status.with_context(str_cat(m.label_, " ", step.label));

@@ -48,13 +48,17 @@ class MethodSession {
   // Runs every instruction in order. Fails with FailedPrecondition when an input or output is
   // unbound, and with the failing instruction's error (prefixed with the method and instruction).
   Status execute();
-  // Runs as execute(), computing only the outputs whose `wanted` entry is true (one per output):
-  // the others are left unwritten, their bytes unspecified. The instructions only they need are
-  // skipped (one that writes a method input in place, a KV cache, always runs), and each delegate
-  // call is told which of its outputs nothing reads (KernelContext::unneeded_outputs): a prefill
-  // chunk whose logits nobody reads skips the head and the last layer after its cache write.
-  // Fails as execute() does, and with InvalidArgument when `wanted` has the wrong size.
-  Status execute(const std::vector<bool>& wanted);
+  // Runs as execute(), computing of each output only what `needs` says the caller reads (one
+  // entry per output): nothing, the chunk's last row (of an output whose rows are the chunk's;
+  // otherwise all of it), or all of it; what is not read is left unwritten, its bytes
+  // unspecified. Working back from the needs, an instruction runs on the last row alone where
+  // its op is row-wise and nothing reads more of its results, and not at all where nothing reads
+  // them (one that writes a method input in place, a KV cache, always runs whole); each delegate
+  // call is told what is read of its outputs (KernelContext::output_needs). A prefill chunk whose
+  // logits nobody reads skips the head and the last layer after its attention; one whose last
+  // row alone is read computes the head, and the last layer after its attention, for that row.
+  // Fails as execute() does, and with InvalidArgument when `needs` has the wrong size.
+  Status execute(std::span<const RowNeed> needs);
 
   // For a delegate running this method as its subgraph: binds every input and output by
   // position to the call's views (already checked against the method at init) and runs.
@@ -72,8 +76,8 @@ class MethodSession {
   Status check_bound() const;
   // Runs the steps `plan` takes (null: all).
   Status run(const KernelContext& context, const PreparedMethod::RunPlan* plan);
-  // The plan for `wanted`, made again only when it differs from the last one's.
-  const PreparedMethod::RunPlan& plan_for(const std::vector<bool>& wanted);
+  // The plan for `needs`, made again only when they differ from the last plan's.
+  const PreparedMethod::RunPlan& plan_for(std::span<const RowNeed> needs);
 
   std::shared_ptr<const void> owner_;
   const PreparedMethod* method_ = nullptr;
@@ -90,8 +94,7 @@ class MethodSession {
   std::vector<std::vector<TensorView>> step_outputs_;
   PreparedMethod::RunPlan plan_;
   bool planned_ = false;
-  std::vector<bool> planned_for_;  // the `wanted` plan_ was made for
-  std::vector<bool> wanted_;       // execute_with's, from the caller's unneeded outputs
+  std::vector<RowNeed> planned_for_;  // the needs plan_ was made for
 };
 
 }  // namespace staticlm

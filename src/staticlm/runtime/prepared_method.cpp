@@ -259,6 +259,7 @@ class PreparedMethod::Builder {
       return invalid_argument(where, ": ", op.status().message());
     }
     step.op = op_name(*op);
+    step.kind = *op;
     for (int32_t input : call.inputs) {
       if (input != kAbsentValue) {
         STATICLM_RETURN_IF_ERROR(check_value(where, input));
@@ -454,38 +455,89 @@ Result<std::unique_ptr<PreparedMethod>> PreparedMethod::prepare(MethodSpec metho
   return Builder(std::move(method), context).run();
 }
 
-// Backwards from the wanted outputs: a step runs when a later running step reads what it writes,
-// it writes a wanted output, or it writes a method input in place (a KV cache: the next call
-// reads it); a delegate call that updates its inputs always runs. A value stays needed once
-// marked, so every writer of it runs (an in-place chain keeps its order).
-void PreparedMethod::plan_run(const std::vector<bool>& wanted, RunPlan& plan) const {
-  plan.needed.assign(specs_.size(), 0);
-  for (size_t o = 0; o < output_values_.size(); ++o) {
-    if (wanted[o]) {
-      plan.needed[output_values_[o]] = 1;
+namespace {
+
+// Ops whose row r of every chunk-shaped output reads only row r of their chunk-shaped inputs (and
+// whole other inputs: weights, caches), so the chunk's last row alone needs only the last rows.
+bool row_wise(OpKind kind) {
+  switch (kind) {
+    case OpKind::kLinear:
+    case OpKind::kMultiLinear:
+    case OpKind::kLinearAdd:
+    case OpKind::kSwigluLinear:
+    case OpKind::kRmsNorm:
+    case OpKind::kLayerNorm:
+    case OpKind::kRope:
+    case OpKind::kAttention:  // causal by position: a row reads its own query and the caches
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kSilu:
+    case OpKind::kGelu:
+    case OpKind::kSwiglu:
+    case OpKind::kReshape:  // chunk-shaped on both sides, a row is the same bytes (total / rows)
+    case OpKind::kCast: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool PreparedMethod::chunk_shaped(uint32_t v) const {
+  if (chunk_rows_ <= 1) {
+    return false;
+  }
+  for (int64_t dim : specs_[v].shape) {
+    if (dim != 1) {
+      return dim == chunk_rows_;
     }
   }
-  plan.runs.assign(steps_.size(), 0);
-  plan.unneeded.resize(steps_.size());
+  return false;
+}
+
+// Backwards from the outputs' needs. A step runs when a later running step reads what it writes,
+// or it writes a method input in place (a KV cache: the next call reads it), or it is a delegate
+// call that updates its inputs. It runs on the last row alone when nothing reads more of what it
+// writes, its op is row-wise and its outputs are chunk-shaped; it then needs only the last row of
+// its chunk-shaped inputs and all of the others. A value's need only grows, so every writer of it
+// runs for the most any reader needs (an in-place chain keeps its order). A delegate call runs
+// whole, told what is read of each of its outputs; it needs all of its inputs.
+void PreparedMethod::plan_run(std::span<const RowNeed> needs, RunPlan& plan) const {
+  plan.values.assign(specs_.size(), RowNeed::kNone);
+  // A last-row need stays one until a step writes the value: a kernel that cannot narrow to the
+  // row widens it, a delegate call passes it on (its method knows the chunk's rows where this
+  // one, all delegated, may not).
+  for (size_t o = 0; o < output_values_.size(); ++o) {
+    plan.values[output_values_[o]] = std::max(plan.values[output_values_[o]], needs[o]);
+  }
+  plan.steps.assign(steps_.size(), RowNeed::kNone);
+  plan.outputs.resize(steps_.size());
   for (size_t s = steps_.size(); s-- > 0;) {
     const Step& step = steps_[s];
-    bool runs = step.delegate && !step.delegate->updated_inputs().empty();
+    RowNeed need = step.delegate && !step.delegate->updated_inputs().empty() ? RowNeed::kAll : RowNeed::kNone;
+    bool rows_kept = step.kernel != nullptr && row_wise(step.kind);
     for (uint32_t value : step.outputs) {
-      runs = runs || plan.needed[value] != 0 || storage_[value] == ValueStorage::kInput;
+      need = std::max(need, storage_[value] == ValueStorage::kInput ? RowNeed::kAll : plan.values[value]);
+      rows_kept = rows_kept && chunk_shaped(value);
     }
-    plan.unneeded[s].clear();
-    if (!runs) {
+    plan.outputs[s].clear();
+    if (need == RowNeed::kLastRow && !rows_kept) {
+      need = RowNeed::kAll;
+    }
+    if (step.delegate && need != RowNeed::kNone) {
+      for (uint32_t value : step.outputs) {
+        plan.outputs[s].push_back(plan.values[value]);
+      }
+      need = RowNeed::kAll;
+    }
+    plan.steps[s] = need;
+    if (need == RowNeed::kNone) {
       continue;
     }
-    plan.runs[s] = 1;
-    if (step.delegate) {
-      for (uint32_t value : step.outputs) {
-        plan.unneeded[s].push_back(plan.needed[value] == 0 ? 1 : 0);
-      }
-    }
-    for (int32_t value : step.inputs) {
-      if (value >= 0) {
-        plan.needed[static_cast<size_t>(value)] = 1;
+    for (int32_t input : step.inputs) {
+      if (input >= 0) {
+        const auto value = static_cast<uint32_t>(input);
+        const RowNeed read = need == RowNeed::kLastRow && chunk_shaped(value) ? RowNeed::kLastRow : RowNeed::kAll;
+        plan.values[value] = std::max(plan.values[value], read);
       }
     }
   }

@@ -103,15 +103,19 @@ class PreparedMethod {
  private:
   friend class MethodSession;
   struct Step;
-  // The steps a run that leaves some outputs unwritten takes, and what each delegate call among
-  // them may skip (MethodSession::execute(wanted)).
+  // What a run that reads only part of the outputs computes (MethodSession::execute(needs)).
   struct RunPlan {
-    std::vector<uint8_t> runs;                   // per step
-    std::vector<std::vector<uint8_t>> unneeded;  // per step: a delegate call's unread outputs
-    std::vector<uint8_t> needed;                 // per value (scratch)
+    // Per step: kNone skips it, kLastRow runs it with every row of the chunk but the last as
+    // padding (KernelContext::padding_rows), kAll runs it whole.
+    std::vector<RowNeed> steps;
+    std::vector<std::vector<RowNeed>> outputs;  // per step: what is read of a delegate call's outputs
+    std::vector<RowNeed> values;                // per value (scratch)
   };
-  // Fills `plan` for the outputs `wanted` names (one entry per output), reusing its vectors.
-  void plan_run(const std::vector<bool>& wanted, RunPlan& plan) const;
+  // Fills `plan` for `needs` (one entry per output), reusing its vectors.
+  void plan_run(std::span<const RowNeed> needs, RunPlan& plan) const;
+  // Whether value `v`'s rows are the chunk's: [1, ..., 1, chunk_rows, ...], a chunk of more than
+  // one row.
+  bool chunk_shaped(uint32_t v) const;
   // A delegate step that reads or writes method input / output `value` directly.
   struct IoUse {
     uint32_t step = 0;

@@ -271,7 +271,7 @@ TEST_F(PreparedMethodTest, AnUnwantedOutputSkipsTheStepsOnlyItNeeds) {
   };
   auto silu = [](float v) { return v / (1.0f + std::exp(-v)); };
 
-  ASSERT_TRUE(s.execute({true, false}).ok());
+  ASSERT_TRUE(s.execute(std::vector<RowNeed>{RowNeed::kAll, RowNeed::kNone}).ok());
   EXPECT_EQ(calls("silu"), 1);  // z's own silu skipped, the shared one run
   EXPECT_EQ(calls("add"), 1);
   EXPECT_EQ(calls("kv_cache_update"), 1);  // it writes an input in place: it always runs
@@ -284,7 +284,7 @@ TEST_F(PreparedMethodTest, AnUnwantedOutputSkipsTheStepsOnlyItNeeds) {
   profile.clear();
   std::fill(y.begin(), y.end(), 0.0f);
   position = 2;
-  ASSERT_TRUE(s.execute({false, true}).ok());
+  ASSERT_TRUE(s.execute(std::vector<RowNeed>{RowNeed::kNone, RowNeed::kAll}).ok());
   EXPECT_EQ(calls("silu"), 2);
   EXPECT_EQ(calls("add"), 1);
   EXPECT_EQ(y, std::vector<float>(4, 0.0f));
@@ -293,14 +293,15 @@ TEST_F(PreparedMethodTest, AnUnwantedOutputSkipsTheStepsOnlyItNeeds) {
     EXPECT_FLOAT_EQ(z[i], 2.0f * silu(silu(x[i]))) << i;
   }
 
+  // Values whose rows are not a chunk's (this method reads no positions) have no last row to
+  // narrow to: a last-row need is a need for all of them.
   profile.clear();
-  ASSERT_TRUE(s.execute({true, true}).ok());
+  ASSERT_TRUE(s.execute(std::vector<RowNeed>{RowNeed::kLastRow, RowNeed::kAll}).ok());
   EXPECT_EQ(calls("silu") + calls("add") + calls("kv_cache_update"), 5);
 
-  Status wrong = s.execute({true});
+  Status wrong = s.execute(std::vector<RowNeed>{RowNeed::kAll});
   EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(wrong.message().find("expected a wanted flag per output (2), found 1"), std::string::npos)
-      << wrong.message();
+  EXPECT_NE(wrong.message().find("expected a need per output (2), found 1"), std::string::npos) << wrong.message();
 }
 
 TEST_F(PreparedMethodTest, SessionsShareNothingMutable) {

@@ -82,18 +82,32 @@ struct StepWeights {
   uint64_t bytes = 0;
   double row_multiply_adds = 0.0;    // per prompt token: matrices applied to every row of a chunk
   double chunk_multiply_adds = 0.0;  // per prefill: matrices applied to fewer rows (the head, ...)
+  double head_multiply_adds = 0.0;   // per token, of row_multiply_adds: a head applied to every row
   int64_t chunk_rows = 0;
   std::string formats;
 
-  // Multiply-adds of a prefill of `tokens` tokens. The matrices applied to fewer rows (a `--logits
-  // last` program's head, and its last layer's after attention, which the exporter narrows to the
-  // last row) run for the prompt's last chunk only: the chunks before it compute no logits.
-  double prefill_multiply_adds(int64_t tokens) const {
-    return row_multiply_adds * static_cast<double>(tokens) + (tokens > 0 ? chunk_multiply_adds : 0.0);
+  // Multiply-adds of a prefill of `tokens` tokens through `layers` layers, as generation runs it
+  // (the last token's logits alone). The matrices applied to fewer rows (a `--logits last`
+  // program's head, and its last layer's after attention, which the exporter narrows to the last
+  // row) run for the prompt's last chunk only: the chunks before it compute no logits. A program
+  // that keeps every position's logits is narrowed at run time instead: its head multiplies the
+  // last row once, and its last layer after attention that row of the last chunk and none of the
+  // others, taken off here as the whole layer for every token but the last (its q / k / v still
+  // run, so the count is a little low; kernels that compute padding rows anyway, the portable
+  // backend's, do more than it counts).
+  double prefill_multiply_adds(int64_t tokens, int64_t layers) const {
+    const auto n = static_cast<double>(tokens);
+    if (head_multiply_adds <= 0.0 || layers <= 0 || tokens <= 0) {
+      return row_multiply_adds * n + (tokens > 0 ? chunk_multiply_adds : 0.0);
+    }
+    const double body = row_multiply_adds - head_multiply_adds;
+    return body * n - body / static_cast<double>(layers) * (n - 1.0) + head_multiply_adds;
   }
 };
 
-StepWeights step_weights(const ProgramFile& file) {
+// `vocab_size`: a matrix of that many rows applied to every row of a chunk is the head of a
+// program that keeps every position's logits.
+StepWeights step_weights(const ProgramFile& file, int64_t vocab_size) {
   StepWeights step;
   const fb::Program& program = file.program();
   if (program.constants() != nullptr) {
@@ -121,6 +135,9 @@ StepWeights step_weights(const ProgramFile& file) {
     const auto elements = static_cast<double>(num_elements(matrix.shape));
     if (matrix.rows == step.chunk_rows) {
       step.row_multiply_adds += elements;
+      if (!matrix.shape.empty() && matrix.shape[0] == vocab_size) {
+        step.head_multiply_adds += elements;
+      }
     } else {
       step.chunk_multiply_adds += elements * static_cast<double>(matrix.rows);
     }
@@ -192,7 +209,7 @@ Status run_bench(const BenchArgs& args) {
                         args.decode_tokens, "), the program has max_cache_len ", config.max_cache_len);
   }
   STATICLM_ASSIGN_OR_RETURN(std::string weight_dtype, metadata_string(engine->file(), hf_static_v1::key::kWeightDtype));
-  const StepWeights step = step_weights(engine->file());
+  const StepWeights step = step_weights(engine->file(), config.vocab_size);
   OpProfile op_profile;
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session(args.ops ? &op_profile : nullptr));
   ThreadPool& pool = engine->program()->thread_pool();
@@ -255,7 +272,7 @@ Status run_bench(const BenchArgs& args) {
   const double token_seconds = 1.0 / tg.mean;
   // Two flops per multiply-add a linear does (attention's own flops are left out).
   const double flops_per_token =
-      2.0 * step.prefill_multiply_adds(args.prompt_tokens) / static_cast<double>(args.prompt_tokens);
+      2.0 * step.prefill_multiply_adds(args.prompt_tokens, config.num_layers) / static_cast<double>(args.prompt_tokens);
   const double barriers_per_token =
       decode_steps > 0 ? static_cast<double>(decode_barriers) / static_cast<double>(decode_steps) : 0.0;
 
