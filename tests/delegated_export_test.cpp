@@ -119,8 +119,13 @@ INSTANTIATE_TEST_SUITE_P(
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });
 
+// Where a program runs: the portable kernels, the cpu delegate, or both (the cpu delegate with
+// rope and attention left to the portable kernels: several delegate calls, each told what is read
+// of its outputs).
+enum class Placement { kPortable, kCpu, kSplit };
+
 struct LastLogitsCase {
-  bool delegated;
+  Placement placement;
   KvUpdateForm kv_update;
   LogitsMode program;  // what the program outputs; the test reads the last token's logits alone
 };
@@ -138,13 +143,16 @@ TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
   HfStaticExportOptions options = small_options(param.kv_update);
   options.logits = param.program;
   auto backend = cpu_backend();
-  if (param.delegated) {
+  if (param.placement != Placement::kPortable) {
     options.backend = backend.get();
-    options.no_fallback = true;
+    options.no_fallback = param.placement == Placement::kCpu;
+  }
+  if (param.placement == Placement::kSplit) {
+    options.backend_options = testing::text_options({{"skip_node_op_set", "rope,attention"}});
   }
   const std::string path =
-      temp_path(std::string("mistral_") + std::string(logits_mode_name(param.program)) + "_" +
-                (param.delegated ? "cpu_" : "plain_") + std::string(kv_update_form_name(param.kv_update)) + ".slm");
+      temp_path(str_cat("mistral_", logits_mode_name(param.program), "_", static_cast<int>(param.placement), "_",
+                        kv_update_form_name(param.kv_update), ".slm"));
   ASSERT_TRUE(export_hf_static(ref.dir, path, options).ok());
   OpProfile profile;
   SessionOptions session_options;
@@ -188,20 +196,25 @@ TEST_P(LastLogitsTest, OnlyThePromptsLastChunkComputesLogits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, LastLogitsTest,
-                         ::testing::Values(LastLogitsCase{false, KvUpdateForm::kInPlace, LogitsMode::kLast},
-                                           LastLogitsCase{false, KvUpdateForm::kReturned, LogitsMode::kLast},
-                                           LastLogitsCase{true, KvUpdateForm::kInPlace, LogitsMode::kLast},
-                                           LastLogitsCase{true, KvUpdateForm::kReturned, LogitsMode::kLast},
-                                           LastLogitsCase{false, KvUpdateForm::kInPlace, LogitsMode::kAll},
-                                           LastLogitsCase{false, KvUpdateForm::kReturned, LogitsMode::kAll},
-                                           LastLogitsCase{true, KvUpdateForm::kInPlace, LogitsMode::kAll},
-                                           LastLogitsCase{true, KvUpdateForm::kReturned, LogitsMode::kAll}),
-                         [](const auto& test_info) {
-                           return std::string(logits_mode_name(test_info.param.program)) + "_logits_" +
-                                  (test_info.param.delegated ? "cpu_" : "portable_") +
-                                  (test_info.param.kv_update == KvUpdateForm::kInPlace ? "in_place" : "returned");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Programs, LastLogitsTest,
+    ::testing::Values(LastLogitsCase{Placement::kPortable, KvUpdateForm::kInPlace, LogitsMode::kLast},
+                      LastLogitsCase{Placement::kPortable, KvUpdateForm::kReturned, LogitsMode::kLast},
+                      LastLogitsCase{Placement::kCpu, KvUpdateForm::kInPlace, LogitsMode::kLast},
+                      LastLogitsCase{Placement::kCpu, KvUpdateForm::kReturned, LogitsMode::kLast},
+                      LastLogitsCase{Placement::kSplit, KvUpdateForm::kReturned, LogitsMode::kLast},
+                      LastLogitsCase{Placement::kPortable, KvUpdateForm::kInPlace, LogitsMode::kAll},
+                      LastLogitsCase{Placement::kPortable, KvUpdateForm::kReturned, LogitsMode::kAll},
+                      LastLogitsCase{Placement::kCpu, KvUpdateForm::kInPlace, LogitsMode::kAll},
+                      LastLogitsCase{Placement::kCpu, KvUpdateForm::kReturned, LogitsMode::kAll},
+                      LastLogitsCase{Placement::kSplit, KvUpdateForm::kInPlace, LogitsMode::kAll}),
+    [](const auto& test_info) {
+      const Placement placement = test_info.param.placement;
+      return str_cat(
+          logits_mode_name(test_info.param.program), "_logits_",
+          placement == Placement::kPortable ? "portable_" : (placement == Placement::kCpu ? "cpu_" : "split_"),
+          test_info.param.kv_update == KvUpdateForm::kInPlace ? "in_place" : "returned");
+    });
 
 // A method asked for its logits' last row computes that row alone: inside the cpu delegate the
 // head and the last layer after its attention run with every other row as padding, leaving the
