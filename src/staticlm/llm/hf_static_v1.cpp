@@ -45,9 +45,6 @@ Status check_io(std::string_view method, std::string_view kind, const std::vecto
   return ok_status();
 }
 
-// What a chunk computes of its logits: every row the program outputs, the last row's, none.
-enum class Logits { kEvery, kLast, kNone };
-
 struct MethodBuffers {
   std::unique_ptr<MethodSession> session;
   int64_t seq_len = 0;
@@ -110,7 +107,7 @@ class HfStaticSession final : public LlmSession {
       // them skips the head's matrix (113 MB at f32 on SmolLM-135M) and the last layer after
       // its attention; the last chunk computes its last row's.
       const bool last_only = c_.logits_last || wanted == PrefillLogits::kLast;
-      const Logits logits = !last_only ? Logits::kEvery : (begin + count == total ? Logits::kLast : Logits::kNone);
+      const RowNeed logits = !last_only ? RowNeed::kAll : (begin + count == total ? RowNeed::kLastRow : RowNeed::kNone);
       STATICLM_RETURN_IF_ERROR(run_chunk(
           prefill_, tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count)), begin, sink, logits));
     }
@@ -120,7 +117,7 @@ class HfStaticSession final : public LlmSession {
   Status decode(int32_t token, const LogitsSink& sink) override {
     STATICLM_RETURN_IF_ERROR(check_fits(1));
     const int32_t one[1] = {token};
-    return run_chunk(decode_, one, 0, sink, Logits::kEvery);
+    return run_chunk(decode_, one, 0, sink, RowNeed::kAll);
   }
 
  private:
@@ -176,9 +173,9 @@ class HfStaticSession final : public LlmSession {
 
   // Runs one chunk of `tokens` (at most the method's length) at the current position; a short
   // chunk is left-padded with position -1, as the contract says. Of the logits, it computes and
-  // hands `sink` those `logits` names.
+  // hands `sink` what `logits` names: all of them, the chunk's last row, or none.
   Status run_chunk(MethodBuffers& m, std::span<const int32_t> tokens, int64_t first_index, const LogitsSink& sink,
-                   Logits logits) {
+                   RowNeed logits) {
     const int64_t count = static_cast<int64_t>(tokens.size());
     const int64_t pad = m.seq_len - count;
     for (int64_t s = 0; s < m.seq_len; ++s) {
@@ -186,17 +183,17 @@ class HfStaticSession final : public LlmSession {
       m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
       m.cache_position[s] = real ? position_ + (s - pad) : -1;
     }
-    STATICLM_RETURN_IF_ERROR(logits == Logits::kEvery  ? m.session->execute()
-                             : logits == Logits::kLast ? m.session->execute(m.last_logits)
-                                                       : m.session->execute(m.no_logits));
+    STATICLM_RETURN_IF_ERROR(logits == RowNeed::kAll
+                                 ? m.session->execute()
+                                 : m.session->execute(logits == RowNeed::kLastRow ? m.last_logits : m.no_logits));
     if (c_.kv_returned) {
       write_returned_rows(m, pad);
     }
     const auto vocab = static_cast<size_t>(c_.vocab_size);
-    if (sink && logits != Logits::kNone) {
+    if (sink && logits != RowNeed::kNone) {
       if (c_.logits_last || m.seq_len == 1) {
         sink(first_index + count - 1, std::span<const float>(m.logits, vocab));
-      } else if (logits == Logits::kLast) {  // the last of the chunk's rows, the only one computed
+      } else if (logits == RowNeed::kLastRow) {  // the last of the chunk's rows, the only one computed
         sink(first_index + count - 1,
              std::span<const float>(m.logits + static_cast<size_t>(m.seq_len - 1) * vocab, vocab));
       } else {

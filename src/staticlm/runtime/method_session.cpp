@@ -199,7 +199,7 @@ Status MethodSession::run(const KernelContext& outer_context, const PreparedMeth
     if (context.op_profile != nullptr && step.kernel) {
       // A delegate call is not timed here: the delegate's kernels are, through the context.
       const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
-      context.op_profile->add(step.op, real_rows, spent.count());
+      context.op_profile->add(op_name(step.kind), real_rows, spent.count());
     }
     if (!status.ok()) {
       return status.with_context(str_cat(m.label_, " ", step.label));

@@ -258,7 +258,6 @@ class PreparedMethod::Builder {
     if (!op.ok()) {
       return invalid_argument(where, ": ", op.status().message());
     }
-    step.op = op_name(*op);
     step.kind = *op;
     for (int32_t input : call.inputs) {
       if (input != kAbsentValue) {

@@ -12,9 +12,8 @@
 namespace staticlm {
 
 struct PreparedMethod::Step {
-  std::string label;    // "instruction 3 (linear)"
-  std::string_view op;  // a kernel call's op ("linear", op_name's); empty for a delegate call
-  OpKind kind{};        // a kernel call's op
+  std::string label;  // "instruction 3 (linear)"
+  OpKind kind{};      // a kernel call's op
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<DelegateHandle> delegate;
   std::vector<int32_t> inputs;    // value indices, -1 = absent
