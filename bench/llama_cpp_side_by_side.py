@@ -71,7 +71,10 @@ def prepare(shape, precisions, staticlm, prompt_tokens, decode_tokens):
     cases = {}
     cache = max(512, prompt_tokens + decode_tokens + 16)
     for precision in precisions:
-        program = os.path.join(WORK, f"{shape}-{precision}-cpu.slm")
+        # A prompt length other than 128 names its own file, so it never replaces the pp128 programs
+        # that staticlm bench and the other scripts are run on by hand.
+        length = "" if prompt_tokens == 128 else f"-p{prompt_tokens}"
+        program = os.path.join(WORK, f"{shape}-{precision}{length}-cpu.slm")
         # --logits last: llama-bench's prefill computes the logits of the last token only.
         export = [staticlm, "export", checkpoint, "-o", program, "--prefill-len", str(prompt_tokens), "--max-cache-len",
                   str(cache), "--backend", "cpu", "--logits", "last"]
