@@ -6,8 +6,9 @@ Each round runs T copies of `staticlm bench PROGRAM --json -t 1` at the same mom
 to its own physical core (they share nothing but the mapped program), then one
 `staticlm bench PROGRAM --json -t T`. Every copy measures its own core's FMA peak while the
 others measure theirs, so the copies' combined fraction (their multiply-adds per second over the
-sum of their peaks) is what independent one-thread prefills reach with every core busy: no way
-of splitting one prefill over the cores beats it, barring a faster one-thread kernel. The report
+sum of their peaks) is what independent one-thread prefills reach with every core busy (their
+timed prefills overlap mostly, not exactly): a split of one prefill over the cores meets a goal
+above it only by doing better than independent copies. The report
 gives, per round and as medians, that fraction, the T-thread prefill's own fraction, and the
 copies' tokens/s over the T-thread prefill's. See docs/performance.md.
 
