@@ -92,6 +92,11 @@ def main():
     args = parser.parse_args()
     if args.rounds < 1 or args.repetitions < 1 or args.threads < 0:
         sys.exit("independent_prefills: --rounds and -r must be >= 1, -t >= 0")
+    if not os.access(args.staticlm, os.X_OK):
+        sys.exit(f"independent_prefills: --staticlm {args.staticlm}: no such executable (build the release preset "
+                 "first, or name one)")
+    if not os.path.isfile(args.program):
+        sys.exit(f"independent_prefills: {args.program}: no such program file")
     cores = physical_cores()
     if args.threads > len(cores):
         sys.exit(f"independent_prefills: -t {args.threads}, but this process may run on {len(cores)} physical cores")
