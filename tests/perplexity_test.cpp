@@ -134,9 +134,9 @@ TEST(PerplexityTest, RefusesWindowsAndTextsItCannotScore) {
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find(message), std::string::npos) << refused.status().message();
   };
-  expect(65, 8, tokens, "the window (--ctx) must be in [2, 64] (the program's max_cache_len), found 65");
+  expect(65, 8, tokens, "the window length 'ctx' must be in [2, 64] (the program's max_cache_len), found 65");
   expect(1, 1, tokens, "found 1");
-  expect(16, 0, tokens, "the stride must be in [1, 16] (the window), found 0");
+  expect(16, 0, tokens, "the step 'stride' must be in [1, 16] (at most the window length), found 0");
   expect(16, 17, tokens, "found 17");
   expect(16, 8, std::span(tokens).first(1), "the text has 1 token; scoring needs at least two");
   const std::vector<int32_t> outside = {1, static_cast<int32_t>(ref.vocab)};

@@ -26,12 +26,12 @@ Result<PerplexityResult> compute_perplexity(LlmSession& session, std::span<const
                                             const PerplexityOptions& options) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (options.ctx < 2 || options.ctx > session.max_cache_len()) {
-    return invalid_argument("perplexity: the window (--ctx) must be in [2, ", session.max_cache_len(),
+    return invalid_argument("perplexity: the window length 'ctx' must be in [2, ", session.max_cache_len(),
                             "] (the program's max_cache_len), found ", options.ctx);
   }
   if (options.stride < 1 || options.stride > options.ctx) {
-    return invalid_argument("perplexity: the stride must be in [1, ", options.ctx, "] (the window), found ",
-                            options.stride);
+    return invalid_argument("perplexity: the step 'stride' must be in [1, ", options.ctx,
+                            "] (at most the window length), found ", options.stride);
   }
   if (n < 2) {
     return invalid_argument("perplexity: the text has ", n, " token", n == 1 ? "" : "s",

@@ -13,6 +13,7 @@
 
 #include "staticlm/core/result.h"
 #include "staticlm/llm/engine.h"
+#include "staticlm/tools/flag_names.h"
 
 namespace staticlm::cli {
 
@@ -29,9 +30,5 @@ void add_engine_flags(CLI::App& app, EngineArgs& args);
 
 // Parses the runtime options and opens the program (Engine::open).
 Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args);
-
-// `status` with each parameter name it quotes followed by the CLI flag that sets it:
-// "option 'prefill_len' (--prefill-len)".
-Status with_flag_names(const Status& status, std::span<const std::pair<std::string_view, std::string_view>> flags);
 
 }  // namespace staticlm::cli
