@@ -5,8 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <sys/mman.h>
@@ -89,29 +87,55 @@ void release_mapped_pages(std::span<const uint8_t> bytes) {
   madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-Result<std::string> read_text_file(const std::string& path) {
-  // Checked before opening: an ifstream opens a directory fine and then reads it as empty.
+Result<std::string> read_text_file(const std::string& path, uint64_t max_bytes) {
+  // Checked before reading: a directory opens fine, and then reading it fails (an ifstream
+  // throws from inside the library).
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
-    int err = errno;
-    if (err == ENOENT) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
       return not_found("'", path, "': no such file");
     }
-    return unavailable("'", path, "': cannot stat: ", std::strerror(err));
+    return unavailable("'", path, "': ", std::strerror(err));
   }
-  if (!S_ISREG(info.st_mode)) {
+  if (S_ISDIR(info.st_mode)) {
+    return invalid_argument("'", path, "' is a directory, not a file");
+  }
+  if (!S_ISREG(info.st_mode) && !S_ISFIFO(info.st_mode) && !S_ISCHR(info.st_mode)) {
     return invalid_argument("'", path, "' is not a regular file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return unavailable("'", path, "': cannot open for reading");
+  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > max_bytes) {
+    return invalid_argument("'", path, "' is ", static_cast<uint64_t>(info.st_size), " bytes, more than the ",
+                            max_bytes, " read from such a file");
   }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) {
-    return unavailable("'", path, "': read failed");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return unavailable("'", path, "': cannot open for reading: ", std::strerror(errno));
   }
-  return contents.str();
+  // Bounded as it is read too: a pipe or a file that grows has no size to check first.
+  std::string contents;
+  char buffer[64 * 1024];
+  while (true) {
+    const ssize_t got = ::read(fd, buffer, sizeof(buffer));
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      const int err = errno;
+      ::close(fd);
+      return unavailable("'", path, "': read failed: ", std::strerror(err));
+    }
+    if (got == 0) {
+      break;
+    }
+    if (static_cast<uint64_t>(got) > max_bytes - contents.size()) {
+      ::close(fd);
+      return invalid_argument("'", path, "' holds more than the ", max_bytes, " bytes read from such a file");
+    }
+    contents.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return contents;
 }
 
 }  // namespace staticlm

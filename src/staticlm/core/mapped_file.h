@@ -39,7 +39,13 @@ class MappedFile {
 // Streaming readers call it after each tensor so a pass over a large checkpoint stays small.
 void release_mapped_pages(std::span<const uint8_t> bytes);
 
-// Reads a whole (small) file into a string: config files, tokenizer files.
-Result<std::string> read_text_file(const std::string& path);
+// Files read whole (configs, tokenizer files, templates, prompts) are at most this large unless
+// the caller says otherwise: far more than any real one, far less than memory.
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t{1} << 30;
+
+// Reads a whole file into a string: a regular file, or a pipe (/dev/stdin). Fails with NotFound
+// when it does not exist, InvalidArgument (naming the path) for a directory or other non-file or
+// one larger than `max_bytes`, Unavailable when it cannot be opened or read (permission, I/O).
+Result<std::string> read_text_file(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes);
 
 }  // namespace staticlm

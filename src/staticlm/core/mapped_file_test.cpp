@@ -204,7 +204,36 @@ TEST_F(MappedFileTest, ReadTextFileDirectoryRefused) {
   Result<std::string> text = read_text_file(dir_.string());
   ASSERT_FALSE(text.ok()) << "read a directory as '" << *text << "'";
   EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_PRED_FORMAT2(IsSubstring, "'" + dir_.string() + "' is not a regular file", text.status().message());
+  EXPECT_PRED_FORMAT2(IsSubstring, "'" + dir_.string() + "' is a directory, not a file", text.status().message());
+}
+
+TEST_F(MappedFileTest, ReadTextFileOverTheLimitRefused) {
+  const std::string path = write_file("big.txt", std::vector<uint8_t>(100, 'x'));
+  Result<std::string> text = read_text_file(path, 99);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_PRED_FORMAT2(IsSubstring, "'" + path + "' is 100 bytes, more than the 99", text.status().message());
+  EXPECT_TRUE(read_text_file(path, 100).ok());
+}
+
+TEST_F(MappedFileTest, ReadTextFileFromAPipeIsBoundedToo) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(write(fds[1], "0123456789", 10), 10);
+  close(fds[1]);
+  const std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
+  Result<std::string> text = read_text_file(path, 4);
+  close(fds[0]);
+  ASSERT_FALSE(text.ok());
+  EXPECT_PRED_FORMAT2(IsSubstring, "holds more than the 4 bytes", text.status().message());
+}
+
+TEST_F(MappedFileTest, ReadTextFileReadErrorRefused) {
+  // A file whose read fails, for root too: offset 0 of a process's memory is never mapped.
+  Result<std::string> text = read_text_file("/proc/self/mem");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), StatusCode::kUnavailable);
+  EXPECT_PRED_FORMAT2(IsSubstring, "'/proc/self/mem': read failed", text.status().message());
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 #include "staticlm/tools/cli_main.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include "staticlm/core/str_cat.h"
 
 namespace staticlm::cli {
 
@@ -24,6 +28,26 @@ int run_cli(int argc, char** argv, std::string_view program, std::string_view de
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // No command recognised (a typo, or none given): say which commands there are.
+    const bool no_command =
+        std::none_of(commands.begin(), commands.end(), [](const Command& command) { return command.app->parsed(); });
+    if (no_command) {
+      std::vector<std::string> names;
+      for (const Command& command : commands) {
+        names.push_back(command.app->get_name());
+      }
+      std::sort(names.begin(), names.end());
+      const std::vector<std::string> extras = app.remaining();
+      std::string what = "no command given";
+      if (!extras.empty()) {
+        what = extras.front().rfind('-', 0) == 0
+                   ? "unknown option '" + extras.front() + "'"
+                   : "'" + extras.front() + "' is not a " + std::string(program) + " command";
+      }
+      std::fprintf(stderr, "%s: error: %s; the commands are: %s (see %s COMMAND --help)\n",
+                   std::string(program).c_str(), what.c_str(), join(names, ", ").c_str(), std::string(program).c_str());
+      return 2;
+    }
     std::fprintf(stderr, "%s: error: %s (see --help)\n", std::string(program).c_str(), e.what());
     return 2;
   }

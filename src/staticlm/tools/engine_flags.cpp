@@ -1,6 +1,7 @@
 #include "staticlm/tools/engine_flags.h"
 
-#include <cctype>
+#include <sched.h>
+
 #include <cstdio>
 #include <map>
 #include <string>
@@ -29,6 +30,13 @@ Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(cons
   return out;
 }
 
+// The CPUs in this process's affinity mask; 0 when it cannot be read.
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
 constexpr std::pair<std::string_view, std::string_view> kEngineFlags[] = {
     {"io_allocator", "--io-allocator"}, {"num_threads", "--threads"}, {"max_new_tokens", "-n"}};
 
@@ -48,6 +56,12 @@ void add_engine_flags(CLI::App& app, EngineArgs& args) {
 }
 
 Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
+  if (const int cpus = available_cpus(); cpus > 0 && args.num_threads > cpus) {
+    std::fprintf(stderr,
+                 "warning: --threads %d is more than the %d CPUs this process may run on: every op waits for its "
+                 "slowest thread, so threads that share a CPU slow it down (0 picks one per physical core)\n",
+                 args.num_threads, cpus);
+  }
   EngineOptions options;
   options.io_allocator = args.io_allocator;
   options.strict_io = args.strict_io;
@@ -67,29 +81,6 @@ Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
     }
   }
   return engine;
-}
-
-Status with_flag_names(const Status& status, std::span<const std::pair<std::string_view, std::string_view>> flags) {
-  std::string message = status.message();
-  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-  for (const auto& [parameter, flag] : flags) {
-    const std::string note = str_cat(" (", flag, ")");
-    for (size_t at = message.find(parameter); at != std::string::npos; at = message.find(parameter, at + 1)) {
-      size_t end = at + parameter.size();
-      const bool starts_word = at == 0 || !is_word(message[at - 1]);
-      if (!starts_word || (end < message.size() && is_word(message[end]))) {
-        continue;
-      }
-      if (end < message.size() && message[end] == '\'') {
-        ++end;  // after the closing quote of 'parameter'
-      }
-      if (message.compare(end, note.size(), note) != 0) {
-        message.insert(end, note);
-      }
-      at = end;
-    }
-  }
-  return Status(status.code(), std::move(message));
 }
 
 }  // namespace staticlm::cli

@@ -3,8 +3,6 @@
 // the tokens no earlier window did), with a progress bar on stderr and the result, ± its standard
 // error, on stdout.
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +10,7 @@
 #include "staticlm/llm/perplexity.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/input_files.h"
 
 namespace staticlm::cli {
 namespace {
@@ -28,14 +27,7 @@ struct EvalArgs {
 };
 
 Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return not_found("--text '", path, "': cannot open the file");
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    return unavailable("--text '", path, "': read failed");
-  }
+  STATICLM_ASSIGN_OR_RETURN(std::string text, read_input_file("--text", path));
   if (text.empty()) {
     return invalid_argument("--text '", path, "': the file is empty");
   }
@@ -68,7 +60,7 @@ Status run_eval(const EvalArgs& args) {
   }
   auto result = compute_perplexity(*session, tokens, options);
   if (!result.ok()) {
-    const std::pair<std::string_view, std::string_view> flags[] = {{"window", "--ctx"}, {"stride", "--stride"}};
+    const std::pair<std::string_view, std::string_view> flags[] = {{"ctx", "--ctx"}, {"stride", "--stride"}};
     return with_flag_names(result.status(), flags);
   }
   if (args.json_output) {

@@ -6,9 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/input_files.h"
 
 namespace staticlm::cli {
 namespace {
@@ -25,11 +24,9 @@ constexpr std::string_view kNoBackend = "none";
 
 // Not weight_dtype: --dtype's values are checked by the parser, and the name is also the cpu
 // backend's option (--option weight_dtype=...), whose errors must not point at --dtype.
-constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {{"prefill_len", "--prefill-len"},
-                                                                          {"max_cache_len", "--max-cache-len"},
-                                                                          {"cache_dtype", "--cache-dtype"},
-                                                                          {"no_fallback", "--no-fallback"},
-                                                                          {"chat_template", "--chat-template"}};
+constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {
+    {"prefill_len", "--prefill-len"}, {"max_cache_len", "--max-cache-len"}, {"cache_dtype", "--cache-dtype"},
+    {"no_fallback", "--no-fallback"}, {"chat_template", "--chat-template"}, {"no_tokenizer", "--no-tokenizer"}};
 
 struct ExportArgs {
   std::string model_dir;
@@ -45,6 +42,7 @@ struct ExportArgs {
   std::string options_file;
   bool no_fallback = false;
   std::string chat_template;
+  bool no_tokenizer = false;
 };
 
 // The untyped backend options: the file's, then the command line's (a key in both is refused).
@@ -53,13 +51,8 @@ Result<OptionMap> backend_options(const ExportArgs& args) {
   if (args.options_file.empty()) {
     return options;
   }
-  std::ifstream in(args.options_file, std::ios::binary);
-  if (!in) {
-    return not_found("--options: cannot read '", args.options_file, "'");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  STATICLM_ASSIGN_OR_RETURN(OptionMap from_file, parse_options_json(text.str(), args.options_file));
+  STATICLM_ASSIGN_OR_RETURN(const std::string text, read_input_file("--options", args.options_file));
+  STATICLM_ASSIGN_OR_RETURN(OptionMap from_file, parse_options_json(text, args.options_file));
   STATICLM_RETURN_IF_ERROR(merge_options(from_file, options));
   return from_file;
 }
@@ -88,6 +81,7 @@ Status run_export(const ExportArgs& args) {
   options.kv_update = args.kv_update == "returned" ? KvUpdateForm::kReturned : KvUpdateForm::kInPlace;
   options.logits = args.logits == "last" ? LogitsMode::kLast : LogitsMode::kAll;
   options.chat_template_path = args.chat_template;
+  options.no_tokenizer = args.no_tokenizer;
   if (isatty(STDERR_FILENO)) {
     options.on_progress = draw_progress;
   }
@@ -120,6 +114,9 @@ Status run_export(const ExportArgs& args) {
   }
   std::printf("  embedded files: %s\n",
               summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
+  if (args.no_tokenizer) {
+    std::printf("  tokenizer: none (--no-tokenizer): the program takes token ids only\n");
+  }
   if (!summary.placement.backend.empty()) {
     std::vector<std::string> settings;
     for (const EffectiveOption& option : summary.backend_settings) {
@@ -166,6 +163,9 @@ Command add_export_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to embed, instead of the checkpoint's own (docs/chat.md)");
+  app->add_flag("--no-tokenizer", args->no_tokenizer,
+                "Export without a tokenizer: the program takes token ids only (otherwise a checkpoint without "
+                "tokenizer.json or tokenizer.model is refused)");
   app->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
