@@ -290,5 +290,53 @@ TEST_F(HttpServerThreadsTest, StopWhileRepliesAreInFlightEndsListen) {
   EXPECT_FALSE(client().Get("/health")) << "nothing listens after stop()";
 }
 
+ServerOptions on_port(int port) {
+  ServerOptions options;
+  options.port = port;
+  return options;
+}
+
+// httplib's own stop() is lost when it comes before its accept loop runs: a server whose load
+// failed at once (a missing file) was stopped that early, and listen() then never returned.
+TEST(HttpServerStopTest, StopRightAfterListenIsCalledEndsIt) {
+  for (int round = 0; round < 50; ++round) {
+    auto server = Server::create(on_port(0));
+    ASSERT_TRUE(server.ok()) << server.status().to_string();
+    ASSERT_TRUE((*server)->bind().ok());
+    Status listened;
+    std::thread listener([&] { listened = (*server)->listen(); });
+    if (round % 2 == 1) {
+      std::this_thread::yield();
+    }
+    (*server)->stop();
+    listener.join();
+    EXPECT_TRUE(listened.ok()) << listened.to_string();
+  }
+}
+
+TEST(HttpServerStopTest, StopBeforeListenMakesListenReturn) {
+  auto server = Server::create(on_port(0));
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->bind().ok());
+  (*server)->stop();
+  EXPECT_TRUE((*server)->listen().ok());
+}
+
+// httplib's default socket options share a port (SO_REUSEPORT): a second server bound it and the
+// kernel split the connections between the two.
+TEST(HttpServerBindTest, APortInUseIsRefused) {
+  auto first = Server::create(on_port(0));
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->bind().ok());
+  const int port = (*first)->port();
+  auto second = Server::create(on_port(port));
+  ASSERT_TRUE(second.ok());
+  const Status bound = (*second)->bind();
+  EXPECT_EQ(bound.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(bound.message(), "127.0.0.1:" + std::to_string(port) +
+                                 " is already in use (another server?): choose "
+                                 "another --port");
+}
+
 }  // namespace
 }  // namespace staticlm::server

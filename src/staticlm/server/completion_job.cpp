@@ -87,13 +87,31 @@ std::string CompletionJob::event(const Json& json) const {
 
 void CompletionJob::run(const ResponseWriter& write_to_client) {
   const bool chat = request_.endpoint == Endpoint::kChatCompletions;
-  std::atomic<bool> gone{false};
+  // Set when the client is gone or the server is stopping; the generation polls it.
+  std::atomic<bool> stop{false};
+  bool client_gone = false;
   auto write = [&](std::string_view bytes) {
-    if (gone.load(std::memory_order_relaxed) || !write_to_client(bytes)) {
-      gone.store(true, std::memory_order_relaxed);
+    if (stop.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    if (model_.shutting_down != nullptr && model_.shutting_down->load()) {
+      stop.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    if (!write_to_client(bytes)) {
+      client_gone = true;
+      stop.store(true, std::memory_order_relaxed);
       return false;
     }
     return true;
+  };
+  auto end_cancelled = [&] {
+    model_.metrics->count_cancelled();
+    if (!client_gone) {
+      const Json error = error_json(
+          ApiError{503, "unavailable_error", "the server is stopping: the request was cancelled", "", "shutting_down"});
+      write_to_client(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
+    }
   };
   // Whitespace before a JSON body and SSE comments are ignored by clients; writing one shows
   // whether the client is still connected.
@@ -101,7 +119,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   std::optional<SessionLease> lease = model_.pool->acquire(
       std::move(ticket_), prompt_, [&] { return write(probe); }, model_.client_check_seconds);
   if (!lease) {
-    model_.metrics->count_cancelled();
+    end_cancelled();
     return;
   }
   if (streaming() && chat) {
@@ -119,7 +137,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     }
   };
   GenerationOptions options = options_;
-  options.cancel = &gone;
+  options.cancel = &stop;
   auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
   if (!result.ok()) {
     const Json error = error_json(api_error(result.status()));
@@ -127,7 +145,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     return;
   }
   if (result->stop_reason == StopReason::kCancelled) {
-    model_.metrics->count_cancelled();
+    end_cancelled();
     return;
   }
   model_.metrics->count_generation(static_cast<int64_t>(result->prompt_tokens.size()) - result->cached_prompt_tokens,

@@ -2,9 +2,11 @@
 // tokens and generation options (rendering the chat template, checking that prompt plus max_tokens
 // fit the context) and takes a place in the queue; run() waits for a session, generates, and
 // writes the response (one JSON object, or SSE chunks ending in `data: [DONE]`). A client that goes
-// away cancels it: a failed write stops the generation.
+// away cancels it: a failed write stops the generation. So does the server stopping, within a token
+// or a wait's poll, and the response then ends with an error saying so.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -28,6 +30,8 @@ struct ModelContext {
   Metrics* metrics = nullptr;
   std::string model_name;
   double client_check_seconds = 0.25;
+  // The server is stopping: a request still waiting or generating ends, telling its client so.
+  const std::atomic<bool>* shutting_down = nullptr;
 };
 
 // Writes bytes to the client; false once it is gone.

@@ -1,15 +1,23 @@
 #include "staticlm/server/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <random>
+#include <thread>
+
+#include <sys/socket.h>
 
 #include "staticlm/server/completion_job.h"
 #include "staticlm/server/metrics.h"
 #include "staticlm/server/openai_json.h"
+#include "staticlm/server/request_framing.h"
 #include "staticlm/server/session_pool.h"
 #include "staticlm/server/token_endpoints.h"
 #include "staticlm/server/web_assets.h"
@@ -59,6 +67,76 @@ void reply_error(httplib::Response& res, const ApiError& error) {
   reply_json(res, error.http_status, error_json(error));
 }
 
+// Answers and closes the connection: for a request whose body was not read (refused before it, or
+// cut off at the limit), so that its bytes are never parsed as the next request. cpp-httplib 0.11
+// closes a connection only when writing a response fails, so the body's provider writes it all and
+// then reports failure.
+void reply_and_close(httplib::Response& res, const ApiError& error) {
+  auto body = std::make_shared<const std::string>(dump_json_text(error_json(error)));
+  res.status = error.http_status;
+  res.set_header("Connection", "close");
+  if (error.http_status == 405) {
+    res.set_header("Allow", "GET, HEAD, POST");
+  }
+  res.set_content_provider(body->size(), "application/json",
+                           [body](size_t offset, size_t length, httplib::DataSink& sink) {
+                             sink.write(body->data() + offset, length);
+                             return false;
+                           });
+}
+
+RequestFraming framing_of(const httplib::Request& req) {
+  RequestFraming framing;
+  framing.method = req.method;
+  for (auto [at, end] = req.headers.equal_range("Content-Length"); at != end; ++at) {
+    framing.content_lengths.push_back(at->second);
+  }
+  for (auto [at, end] = req.headers.equal_range("Transfer-Encoding"); at != end; ++at) {
+    framing.transfer_encodings.push_back(at->second);
+  }
+  if (auto type = req.headers.find("Content-Type"); type != req.headers.end()) {
+    framing.content_type = type->second;
+  }
+  return framing;
+}
+
+// Why binding `host:port` failed, from a bind of our own (httplib reports only failure).
+std::string bind_failure(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (const int error = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); error != 0) {
+    return str_cat("cannot listen on ", host, ":", port, ": ", gai_strerror(error));
+  }
+  int bind_errno = 0;
+  for (addrinfo* address = found; address != nullptr && bind_errno != EADDRINUSE; address = address->ai_next) {
+    const int sock = socket(address->ai_family, address->ai_socktype, address->ai_protocol);
+    if (sock < 0) {
+      bind_errno = errno;
+      continue;
+    }
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    bind_errno = bind(sock, address->ai_addr, address->ai_addrlen) == 0 ? 0 : errno;
+    close(sock);
+  }
+  freeaddrinfo(found);
+  switch (bind_errno) {
+    case EADDRINUSE: return str_cat(host, ":", port, " is already in use (another server?): choose another --port");
+    case EADDRNOTAVAIL: return str_cat("cannot listen on ", host, ":", port, ": not an address of this machine");
+    case EACCES: return str_cat("cannot listen on ", host, ":", port, ": permission denied (ports below 1024 need it)");
+    case 0: return str_cat("cannot listen on ", host, ":", port);
+    default: return str_cat("cannot listen on ", host, ":", port, ": ", std::strerror(bind_errno));
+  }
+}
+
+void reply_unauthorized(httplib::Response& res, const ApiError& error) {
+  res.set_header("WWW-Authenticate", "Bearer");
+  reply_error(res, error);
+}
+
 void reply(httplib::Response& res, const Result<Json>& answer) {
   if (answer.ok()) {
     reply_json(res, 200, *answer);
@@ -78,15 +156,22 @@ class Server::Impl {
   int port() const { return port_; }
   Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat);
   Status listen();
-  void stop() { http_.stop(); }
+  void stop();
 
  private:
-  httplib::Server::HandlerResponse check_api_key(const httplib::Request& req, httplib::Response& res) const;
+  using BodyHandler = void (Impl::*)(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  // Registers a POST endpoint whose body is read here, at most max_body_bytes whatever the framing.
+  void post(const std::string& pattern, BodyHandler handler);
+  // The 401 to answer when the endpoint needs the API key and the request lacks it.
+  std::optional<ApiError> api_key_refusal(const httplib::Request& req) const;
   bool require_model(httplib::Response& res) const;
   void models(httplib::Response& res) const;
-  void completion(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
-  void tokenize(const httplib::Request& req, httplib::Response& res) const;
-  void detokenize(const httplib::Request& req, httplib::Response& res) const;
+  void completion(std::string_view body, httplib::Response& res, Endpoint endpoint);
+  void chat_completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void tokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void detokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void no_endpoint(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void fill_error_body(const httplib::Request& req, httplib::Response& res) const;
 
   ServerOptions options_;
@@ -98,6 +183,11 @@ class Server::Impl {
   int64_t loaded_at_ = 0;
   Metrics metrics_;
   std::atomic<uint64_t> next_id_{0};
+  // Set by stop(): generations and waits for a session end, answering that the server is stopping.
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> listening_{false};  // inside listen()
+  std::mutex stop_mutex_;
+  bool http_stopped_ = false;
   // Last, so it is destroyed first: no handler can outlive the model it uses.
   httplib::Server http_;
 };
@@ -110,8 +200,30 @@ void Server::Impl::install_routes() {
   http_.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
   http_.set_keep_alive_timeout(kKeepAliveSeconds);
   http_.set_payload_max_length(options_.max_body_bytes);
-  http_.set_pre_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) { return check_api_key(req, res); });
+  // httplib's default adds SO_REUSEPORT, with which a second server binds the same port and the
+  // kernel splits the connections between the two. SO_REUSEADDR alone still allows a restart
+  // while the last run's connections are in TIME_WAIT.
+  http_.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // Runs before any byte of the body is read.
+  http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const RequestFraming framing = framing_of(req);
+    if (std::optional<ApiError> refused = refuse_framing(framing)) {
+      reply_and_close(res, *refused);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // A request with a body is answered once its body is read (post()): a reply before it would
+    // leave the body unread on the connection.
+    if (!announces_body(framing)) {
+      if (std::optional<ApiError> refused = api_key_refusal(req)) {
+        reply_unauthorized(res, *refused);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   http_.set_error_handler([this](const httplib::Request& req, httplib::Response& res) { fill_error_body(req, res); });
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics_.count_request(endpoint_label(req.path), res.status);
@@ -130,14 +242,11 @@ void Server::Impl::install_routes() {
     res.set_content(metrics_.render(ready ? pool_->size() : 0, ready ? pool_->busy() : 0, ready ? pool_->queued() : 0),
                     "text/plain; version=0.0.4");
   });
-  http_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    completion(req, res, Endpoint::kChatCompletions);
-  });
-  http_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    completion(req, res, Endpoint::kCompletions);
-  });
-  http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
-  http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
+  post("/v1/chat/completions", &Impl::chat_completions);
+  post("/v1/completions", &Impl::completions);
+  post("/tokenize", &Impl::tokenize);
+  post("/detokenize", &Impl::detokenize);
+  post(".*", &Impl::no_endpoint);  // last: a body sent anywhere else is read within the limit too
   for (const char* path : {"/", "/index.html", "/app.js", "/style.css"}) {
     http_.Get(path, [](const httplib::Request& req, httplib::Response& res) {
       const std::optional<WebAsset> asset = find_web_asset(req.path);
@@ -146,41 +255,33 @@ void Server::Impl::install_routes() {
   }
 }
 
-httplib::Server::HandlerResponse Server::Impl::check_api_key(const httplib::Request& req,
-                                                             httplib::Response& res) const {
+std::optional<ApiError> Server::Impl::api_key_refusal(const httplib::Request& req) const {
   // The page's own files carry no data: the browser loads them without a key, and the page asks
   // for one when the API answers 401.
   if (options_.api_key.empty() || req.path == "/health" || find_web_asset(req.path)) {
-    return httplib::Server::HandlerResponse::Unhandled;
+    return std::nullopt;
   }
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   const bool valid = header.size() > kBearer.size() && header.compare(0, kBearer.size(), kBearer) == 0 &&
                      constant_time_equal(std::string_view(header).substr(kBearer.size()), options_.api_key);
   if (valid) {
-    return httplib::Server::HandlerResponse::Unhandled;
+    return std::nullopt;
   }
-  ApiError error{401, "invalid_request_error",
-                 header.empty() ? "an API key is required: send it as 'Authorization: Bearer KEY'" : "invalid API key",
-                 "", "invalid_api_key"};
-  res.set_header("WWW-Authenticate", "Bearer");
-  reply_error(res, error);
-  return httplib::Server::HandlerResponse::Handled;
+  return ApiError{401, "invalid_request_error",
+                  header.empty() ? "an API key is required: send it as 'Authorization: Bearer KEY'" : "invalid API key",
+                  "", "invalid_api_key"};
 }
 
 void Server::Impl::fill_error_body(const httplib::Request& req, httplib::Response& res) const {
-  if (!res.body.empty()) {
+  if (!res.body.empty() || res.content_provider_) {
     return;
   }
   ApiError error;
   error.http_status = res.status;
   switch (res.status) {
     case 404: error.message = str_cat("no endpoint ", req.method, " ", req.path, " (docs/server.md lists them)"); break;
-    case 413:
-      error.message =
-          str_cat("the request body exceeds the limit of ", options_.max_body_bytes, " bytes (serve --max-body-bytes)");
-      error.code = "request_too_large";
-      break;
+    case 413: error = body_too_large(options_.max_body_bytes); break;
     default:
       error.message = str_cat("HTTP ", res.status);
       error.type = res.status >= 500 ? "server_error" : "invalid_request_error";
@@ -214,14 +315,66 @@ void Server::Impl::models(httplib::Response& res) const {
   reply_json(res, 200, {{"object", "list"}, {"data", Json::array({std::move(model)})}});
 }
 
-void Server::Impl::completion(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
+void Server::Impl::post(const std::string& pattern, BodyHandler handler) {
+  http_.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& read_content) {
+    // Past the limit the rest is read and dropped, up to as much again, so that a client that
+    // sends its whole body before reading finds the 413 (closing on unread bytes resets the
+    // connection, and the answer with it); beyond that the connection is cut.
+    std::string body;
+    uint64_t dropped = 0;
+    bool too_large = false;
+    const bool read = read_content([&](const char* data, size_t length) {
+      if (!too_large && length <= options_.max_body_bytes - body.size()) {
+        body.append(data, length);
+        return true;
+      }
+      if (!too_large) {
+        too_large = true;
+        dropped = body.size();
+        std::string().swap(body);
+      }
+      dropped += length;
+      return dropped <= 2 * static_cast<uint64_t>(options_.max_body_bytes);
+    });
+    // httplib answers 413 itself for a Content-Length over its payload limit, which is ours.
+    if (too_large || res.status == 413) {
+      reply_and_close(res, body_too_large(options_.max_body_bytes));
+      return;
+    }
+    if (!read) {
+      reply_and_close(res,
+                      ApiError{400, "invalid_request_error", "the request body could not be read", "", "bad_framing"});
+      return;
+    }
+    if (std::optional<ApiError> refused = api_key_refusal(req)) {
+      reply_unauthorized(res, *refused);
+      return;
+    }
+    (this->*handler)(req, body, res);
+  });
+}
+
+void Server::Impl::chat_completions(const httplib::Request&, std::string_view body, httplib::Response& res) {
+  completion(body, res, Endpoint::kChatCompletions);
+}
+
+void Server::Impl::completions(const httplib::Request&, std::string_view body, httplib::Response& res) {
+  completion(body, res, Endpoint::kCompletions);
+}
+
+void Server::Impl::no_endpoint(const httplib::Request&, std::string_view, httplib::Response& res) {
+  res.status = 404;  // fill_error_body names the path
+}
+
+void Server::Impl::completion(std::string_view body, httplib::Response& res, Endpoint endpoint) {
   if (!require_model(res)) {
     return;
   }
   RequestLimits limits;
   limits.max_json_depth = kMaxJsonDepth;
   limits.template_uses_tools = chat_->chat_template.uses_tools();
-  auto request = parse_completion_request(req.body, endpoint, limits);
+  auto request = parse_completion_request(body, endpoint, limits);
   if (!request.ok()) {
     reply_error(res, api_error(request.status()));
     return;
@@ -232,8 +385,8 @@ void Server::Impl::completion(const httplib::Request& req, httplib::Response& re
   header.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   header.model = options_.model_name;
-  ModelContext model{engine_.get(),       engine_->tokenizer().value(), chat_.get(), pool_.get(), &metrics_,
-                     options_.model_name, options_.client_check_seconds};
+  ModelContext model{engine_.get(),       engine_->tokenizer().value(),  chat_.get(),    pool_.get(), &metrics_,
+                     options_.model_name, options_.client_check_seconds, &shutting_down_};
   auto job = CompletionJob::prepare(model, std::move(*request), std::move(header));
   if (!job.ok()) {
     reply_error(res, api_error(job.status()));
@@ -251,15 +404,15 @@ void Server::Impl::completion(const httplib::Request& req, httplib::Response& re
   });
 }
 
-void Server::Impl::tokenize(const httplib::Request& req, httplib::Response& res) const {
+void Server::Impl::tokenize(const httplib::Request&, std::string_view body, httplib::Response& res) {
   if (require_model(res)) {
-    reply(res, tokenize_request(req.body, *engine_->tokenizer().value(), kMaxJsonDepth));
+    reply(res, tokenize_request(body, *engine_->tokenizer().value(), kMaxJsonDepth));
   }
 }
 
-void Server::Impl::detokenize(const httplib::Request& req, httplib::Response& res) const {
+void Server::Impl::detokenize(const httplib::Request&, std::string_view body, httplib::Response& res) {
   if (require_model(res)) {
-    reply(res, detokenize_request(req.body, *engine_->tokenizer().value(), kMaxJsonDepth));
+    reply(res, detokenize_request(body, *engine_->tokenizer().value(), kMaxJsonDepth));
   }
 }
 
@@ -270,8 +423,7 @@ Status Server::Impl::bind() {
     port_ = http_.bind_to_port(options_.host, options_.port) ? options_.port : -1;
   }
   if (port_ <= 0) {
-    return unavailable("cannot listen on ", options_.host, ":", options_.port,
-                       " (in use, or not an address of this machine?)");
+    return unavailable(bind_failure(options_.host, options_.port));
   }
   return ok_status();
 }
@@ -288,10 +440,33 @@ Status Server::Impl::set_model(std::unique_ptr<Engine> engine, ProgramChatTempla
 }
 
 Status Server::Impl::listen() {
-  if (!http_.listen_after_bind()) {
+  listening_.store(true);
+  if (shutting_down_.load()) {
+    listening_.store(false);
+    return ok_status();
+  }
+  const bool listened = http_.listen_after_bind();
+  listening_.store(false);
+  if (!listened && !shutting_down_.load()) {
     return unavailable("the server on ", options_.host, ":", port_, " stopped listening unexpectedly");
   }
   return ok_status();
+}
+
+void Server::Impl::stop() {
+  shutting_down_.store(true);
+  std::lock_guard<std::mutex> lock(stop_mutex_);
+  // httplib's stop() does nothing before its accept loop runs (a stop right after listen() was
+  // called would be lost), and must be called once: wait for the loop, or for listen() to have
+  // seen shutting_down_ and returned.
+  while (!http_stopped_ && listening_.load()) {
+    if (http_.is_running()) {
+      http_.stop();
+      http_stopped_ = true;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 }
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {

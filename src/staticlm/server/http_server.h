@@ -33,13 +33,19 @@ class Server {
   static Result<std::unique_ptr<Server>> create(ServerOptions options);
   ~Server();
 
-  // Binds the listening socket: Unavailable, naming the address, when it cannot.
+  // Binds the listening socket, without port sharing: Unavailable, naming the address and why
+  // ("127.0.0.1:8080 is already in use ..."), when it cannot.
   Status bind();
   int port() const;
   // Makes the model available: opens the sessions. Until then model endpoints answer 503.
   Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat);
-  // Serves until stop() (from another thread or a signal handler's thread).
+  // Serves until stop() (from another thread or a signal handler's thread); returns at once when
+  // stop() came first.
   Status listen();
+  // Stops accepting, and ends the requests in flight: a generation after its current token, a wait
+  // for a session at its next poll, each answering 503 `shutting_down` (in the body of a response
+  // already started). Any thread, any time, before or during listen(); listen() returns once the
+  // connections' workers have finished.
   void stop();
 
  private:

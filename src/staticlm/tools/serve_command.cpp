@@ -3,18 +3,27 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "staticlm/chat/program_chat_template.h"
-#include "staticlm/core/mapped_file.h"
 #include "staticlm/server/http_server.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/input_files.h"
 
 namespace staticlm::cli {
 namespace {
+
+// SIGINT / SIGTERM end the process within a second, whatever it is doing.
+constexpr std::chrono::milliseconds kStopDeadline{800};
+constexpr uint64_t kMaxApiKeyBytes = 64 * 1024;
+constexpr uint64_t kMaxChatTemplateBytes = 16 * 1024 * 1024;
 
 struct ServeArgs {
   EngineArgs model;
@@ -27,12 +36,36 @@ bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// What the threads of a serve run tell the main thread. Shared with the signal thread, which is
+// detached (it may be blocked in sigwait when serve returns).
+struct ServeEvents {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int signal = 0;  // SIGINT or SIGTERM once received
+  bool loaded = false;
+  bool listener_done = false;
+  Status load_status;
+  Status listen_status;
+};
+
+// Loads the model and hands it to the server; its status says why not.
+Status load_model(const ServeArgs& args, server::Server& http) {
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
+  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, engine->tokenizer());
+  STATICLM_ASSIGN_OR_RETURN(ProgramChatTemplate chat,
+                            load_program_chat_template(engine->file(), *tokenizer, args.chat_template));
+  if (!chat.notice.empty()) {
+    std::fprintf(stderr, "note: %s\n", chat.notice.c_str());
+  }
+  return http.set_model(std::move(engine), std::move(chat));
+}
+
 Status serve(ServeArgs args) {
   if (!args.api_key_file.empty()) {
     if (!args.server.api_key.empty()) {
       return invalid_argument("give --api-key or --api-key-file, not both");
     }
-    STATICLM_ASSIGN_OR_RETURN(std::string key, read_text_file(args.api_key_file));
+    STATICLM_ASSIGN_OR_RETURN(std::string key, read_input_file("--api-key-file", args.api_key_file, kMaxApiKeyBytes));
     while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' ')) {
       key.pop_back();
     }
@@ -41,11 +74,15 @@ Status serve(ServeArgs args) {
     }
     args.server.api_key = std::move(key);
   }
+  if (!args.chat_template.empty()) {
+    // Checked before listening: a missing file is the command line's mistake, not a load failure.
+    STATICLM_RETURN_IF_ERROR(read_input_file("--chat-template", args.chat_template, kMaxChatTemplateBytes).status());
+  }
   if (args.server.model_name.empty()) {
     args.server.model_name = std::filesystem::path(args.model.path).stem().string();
   }
-  // Every thread started from here on inherits the blocked signals; this one takes them with
-  // sigwait, so a signal never interrupts a request mid-write.
+  // Blocked in every thread started from here on; one thread takes them with sigwait, so a signal
+  // never interrupts a request mid-write, and is always taken, whatever the main thread is doing.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -62,43 +99,66 @@ Status serve(ServeArgs args) {
                  "port can use the model\n",
                  args.server.host.c_str());
   }
-  Status listen_status;
-  std::thread listener([&] { listen_status = http->listen(); });
-  auto stop_and_join = [&] {
-    http->stop();
-    listener.join();
-  };
+  auto events = std::make_shared<ServeEvents>();
+  std::thread([events, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    std::lock_guard<std::mutex> lock(events->mutex);
+    events->signal = received;
+    events->changed.notify_all();
+  }).detach();
+  std::thread listener([&http, events] {
+    Status status = http->listen();
+    std::lock_guard<std::mutex> lock(events->mutex);
+    events->listen_status = std::move(status);
+    events->listener_done = true;
+    events->changed.notify_all();
+  });
+  std::thread loader([&args, &http, events] {
+    Status status = load_model(args, *http);
+    std::lock_guard<std::mutex> lock(events->mutex);
+    events->load_status = std::move(status);
+    events->loaded = true;
+    events->changed.notify_all();
+  });
 
-  auto engine = open_engine(args.model);
-  if (!engine.ok()) {
-    stop_and_join();
-    return engine.status();
+  std::unique_lock<std::mutex> lock(events->mutex);
+  events->changed.wait(lock, [&] { return events->signal != 0 || events->loaded || events->listener_done; });
+  if (events->loaded && events->load_status.ok() && events->signal == 0 && !events->listener_done) {
+    std::fprintf(stderr, "staticlm serve: ready: model '%s', %d session(s), queue %d; web page at http://%s:%d/\n",
+                 args.server.model_name.c_str(), args.server.parallel, args.server.queue, args.server.host.c_str(),
+                 http->port());
+    events->changed.wait(lock, [&] { return events->signal != 0 || events->listener_done; });
   }
-  auto tokenizer = (*engine)->tokenizer();
-  if (!tokenizer.ok()) {
-    stop_and_join();
-    return tokenizer.status();
+  if (events->signal != 0) {
+    std::fprintf(stderr, "staticlm serve: %s, stopping\n", events->signal == SIGINT ? "interrupted" : "terminated");
   }
-  auto chat = load_program_chat_template((*engine)->file(), **tokenizer, args.chat_template);
-  if (!chat.ok()) {
-    stop_and_join();
-    return chat.status();
+  // Stopping cancels the requests in flight, each answered with an error saying so; a load that is
+  // still running cannot be cut short, and a connection still sending its request holds a worker
+  // until its read times out: past the deadline the process ends without them.
+  lock.unlock();
+  http->stop();
+  lock.lock();
+  const bool finished =
+      events->changed.wait_for(lock, kStopDeadline, [&] { return events->loaded && events->listener_done; });
+  if (!finished) {
+    const Status failed = !events->load_status.ok() ? events->load_status : events->listen_status;
+    if (!failed.ok()) {
+      std::fprintf(stderr, "staticlm serve: error: %s\n", failed.message().c_str());
+    }
+    std::fprintf(stderr, "staticlm serve: %s did not end within %.1f s; exiting without it\n",
+                 events->loaded ? "a connection" : "loading the model",
+                 std::chrono::duration<double>(kStopDeadline).count());
+    std::fflush(stderr);
+    std::_Exit(failed.ok() ? 0 : 1);
   }
-  if (!chat->notice.empty()) {
-    std::fprintf(stderr, "note: %s\n", chat->notice.c_str());
+  lock.unlock();
+  listener.join();
+  loader.join();
+  if (!events->load_status.ok()) {
+    return events->load_status;
   }
-  if (Status ready = http->set_model(std::move(*engine), std::move(*chat)); !ready.ok()) {
-    stop_and_join();
-    return ready;
-  }
-  std::fprintf(stderr, "staticlm serve: ready: model '%s', %d session(s), queue %d; web page at http://%s:%d/\n",
-               args.server.model_name.c_str(), args.server.parallel, args.server.queue, args.server.host.c_str(),
-               http->port());
-  int received = 0;
-  sigwait(&signals, &received);
-  std::fprintf(stderr, "staticlm serve: %s, stopping\n", received == SIGINT ? "interrupted" : "terminated");
-  stop_and_join();
-  return listen_status;
+  return events->listen_status;
 }
 
 }  // namespace
