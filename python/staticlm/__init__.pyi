@@ -47,7 +47,7 @@ def export(hf_dir: str, out_path: str, *, dtype: Literal["f32", "f16", "bf16"] =
            max_cache_len: int = 0, cache_dtype: Literal["f32", "f16"] = "f32",
            kv_update: Literal["in-place", "returned"] = "in-place", logits: Literal["all", "last"] = "all",
            partitioner: Union[Partitioner, Literal["none"], None] = None, no_fallback: bool = False,
-           progress: Optional[Callable[[int, int], None]] = None) -> dict[str, Any]:
+           no_tokenizer: bool = False, progress: Optional[Callable[[int, int], None]] = None) -> dict[str, Any]:
     """A checkpoint directory to an hf_static v1 program, as `staticlm export` makes it."""
 
 class Program:

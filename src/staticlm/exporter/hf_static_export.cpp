@@ -56,6 +56,9 @@ Status check_options(const HfStaticExportOptions& options, const HfConfig& confi
     return invalid_argument("option 'prefill_len' (", options.prefill_len, ") exceeds 'max_cache_len' (", max_cache_len,
                             ")");
   }
+  if (options.no_tokenizer && !options.chat_template_path.empty()) {
+    return invalid_argument("option 'chat_template' needs a tokenizer, and option 'no_tokenizer' exports none");
+  }
   if (max_cache_len > config.max_position_embeddings) {
     return invalid_argument("option 'max_cache_len' (", max_cache_len,
                             ") exceeds the model's max_position_embeddings (", config.max_position_embeddings, ") in '",
@@ -194,6 +197,24 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   }
   STATICLM_ASSIGN_OR_RETURN(const ModelFamily* family, find_model_family(config));
   HfStaticBuild build;
+  // Before any weight is read: a program without a tokenizer fails later in every command that
+  // takes text, so it is made only when asked for.
+  if (options.no_tokenizer) {
+    build.tokenizer = std::make_unique<TokenizerFiles>();
+  } else {
+    STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
+    if (tokenizer.kind == hf_static_v1::kTokenizerNone) {
+      return not_found("'", model_dir, "' has no tokenizer: looked for ", kTokenizerFiles[0], " and ",
+                       kTokenizerFiles[1], " there; a program without one runs on token ids only (option ",
+                       "'no_tokenizer')");
+    }
+    build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
+    STATICLM_ASSIGN_OR_RETURN(std::optional<EmbeddedFileSpec> chat_template,
+                              read_chat_template(model_dir, options.chat_template_path));
+    if (chat_template) {
+      build.tokenizer->files.push_back(std::move(*chat_template));
+    }
+  }
   STATICLM_ASSIGN_OR_RETURN(SafetensorsCheckpoint checkpoint, SafetensorsCheckpoint::open(model_dir));
   build.checkpoint = std::make_unique<SafetensorsCheckpoint>(std::move(checkpoint));
 
@@ -212,13 +233,6 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
     return decode.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kDecode, "'"));
   }
 
-  STATICLM_ASSIGN_OR_RETURN(TokenizerFiles tokenizer, read_tokenizer_files(model_dir));
-  build.tokenizer = std::make_unique<TokenizerFiles>(std::move(tokenizer));
-  STATICLM_ASSIGN_OR_RETURN(std::optional<EmbeddedFileSpec> chat_template,
-                            read_chat_template(model_dir, options.chat_template_path));
-  if (chat_template) {
-    build.tokenizer->files.push_back(std::move(*chat_template));
-  }
   LowerOptions lower;
   lower.metadata = contract_metadata(config, model.params, options, stored_weight_format(options, partitioner),
                                      max_cache_len, *build.tokenizer);

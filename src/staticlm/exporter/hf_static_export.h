@@ -29,6 +29,9 @@ struct HfStaticExportOptions {
   // A Jinja chat template to embed (as chat_template.jinja) instead of the checkpoint's own
   // chat_template.jinja; a template in tokenizer_config.json travels inside that file.
   std::string chat_template_path;
+  // Export without a tokenizer (nor a chat template): the program takes token ids only. Otherwise a
+  // checkpoint with neither tokenizer.json nor tokenizer.model is refused.
+  bool no_tokenizer = false;
   std::function<void(const WriteProgress&)> on_progress;
   // Delegation (docs/backends.md): the backend to partition for (nullptr: every node runs on
   // the portable kernels; the caller keeps it alive), its options as the user gave them, and

@@ -30,7 +30,10 @@ Result<std::unique_ptr<Tokenizer>> load_program_tokenizer(const ProgramFile& fil
     }
     return tokenizer;
   }
-  return not_found("'", file.path(), "' embeds no tokenizer (tokenizer.json or tokenizer.model)");
+  return not_found("'", file.path(),
+                   "' embeds no tokenizer (tokenizer.json or tokenizer.model), so it takes token ids ",
+                   "only: `staticlm logits --tokens 1,2,3`, a /v1/completions prompt of ids, or Python's ",
+                   "Program.run_method; or export it again from a checkpoint with its tokenizer");
 }
 
 }  // namespace staticlm

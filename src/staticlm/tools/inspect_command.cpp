@@ -212,6 +212,13 @@ json describe(const ProgramFile& file) {
   }
   doc["embedded_files"] = files;
   doc["checksum_kind"] = file.checksum_kind().empty() ? json(nullptr) : json(std::string(file.checksum_kind()));
+  // The embedded tokenizer's file; null for a program that takes token ids only.
+  doc["tokenizer"] = nullptr;
+  for (std::string_view name : {"tokenizer.json", "tokenizer.model"}) {
+    if (doc["tokenizer"].is_null() && file.embedded_file(name)) {
+      doc["tokenizer"] = std::string(name);
+    }
+  }
   // Where `run --chat` and `serve` take the chat template from; null: the ChatML default.
   const auto chat_template = program_chat_template_origin(file);
   if (!chat_template.ok()) {
@@ -403,6 +410,9 @@ void print_text(const json& doc, bool each_matrix) {
       doc["checksum_kind"].is_null()
           ? "none (written before format 1.2; its contents cannot be verified)"
           : (doc["checksum_kind"].get<std::string>() + " per data segment (inspect --verify checks them)").c_str());
+  std::printf("tokenizer: %s\n", doc["tokenizer"].is_null()
+                                     ? "none: the program takes token ids only (exported with --no-tokenizer)"
+                                     : ("embedded " + doc["tokenizer"].get<std::string>()).c_str());
   const json& chat_template = doc["chat_template"];
   std::printf("chat template: %s\n", chat_template.is_null() ? "none (run --chat and serve use ChatML, docs/chat.md)"
                                      : chat_template.is_object()
