@@ -101,6 +101,7 @@ py::dict option_spec_dict(const OptionSpec& spec) {
   out["allowed"] = allowed;
   out["min"] = spec.min_value ? py::object(py::float_(*spec.min_value)) : py::none();
   out["max"] = spec.max_value ? py::object(py::float_(*spec.max_value)) : py::none();
+  out["int_values"] = spec.int_values;
   out["route"] = spec.route;
   out["applies_to"] = spec.applies_to;
   out["min_sdk_version"] = spec.min_sdk_version ? py::object(py::str(spec.min_sdk_version->to_string())) : py::none();

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "staticlm/core/checked_math.h"
@@ -51,6 +52,14 @@ Status verify_version(const FileHeader& header) {
 }  // namespace
 
 Result<std::unique_ptr<ProgramFile>> ProgramFile::open(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    if (std::filesystem::exists(std::filesystem::path(path) / "config.json", error)) {
+      return invalid_argument("'", path, "' is a Hugging Face checkpoint directory, not a program: make one with ",
+                              "`staticlm export ", path, " -o model.slm` and run that");
+    }
+    return invalid_argument("'", path, "' is a directory, not a program file (.slm)");
+  }
   STATICLM_ASSIGN_OR_RETURN(MappedFile mapping, MappedFile::open(path));
   std::unique_ptr<ProgramFile> file(new ProgramFile());
   file->mapping_ = std::move(mapping);
@@ -79,6 +88,14 @@ Status ProgramFile::verify() {
   }
   std::memcpy(&header_, bytes_.data(), sizeof(header_));
   if (std::memcmp(header_.magic, kProgramMagic, sizeof(kProgramMagic)) != 0) {
+    if (std::memcmp(header_.magic, "GGUF", 4) == 0) {
+      return invalid_argument("a GGUF file (llama.cpp's format), not a staticlm program: export the model's Hugging ",
+                              "Face checkpoint (config.json, *.safetensors, tokenizer) with `staticlm export`");
+    }
+    if (bytes_[8] == '{') {  // safetensors: an 8-byte header length, then the JSON header
+      return invalid_argument("a safetensors file, not a staticlm program: export the checkpoint directory that ",
+                              "holds it with `staticlm export`");
+    }
     return data_loss("not a staticlm program: bad magic '", printable(bytes_.data(), sizeof(kProgramMagic)),
                      "' (expected 'SLMP')");
   }

@@ -82,7 +82,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     return invalid_argument("the prompt has no tokens");
   }
   if (options.max_new_tokens < 0) {
-    return invalid_argument("max new tokens must be >= 0, found ", options.max_new_tokens);
+    return invalid_argument("max_new_tokens must be >= 0, found ", options.max_new_tokens);
   }
   STATICLM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling, session.vocab_size()));
   const auto prompt_len = static_cast<int64_t>(prompt.size());
@@ -133,7 +133,13 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     if (options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()) {
       std::fill(logits.begin() + options.sample_vocab_limit, logits.end(), -std::numeric_limits<float>::infinity());
     }
-    STATICLM_ASSIGN_OR_RETURN(int32_t token, sampler.sample(logits, history));
+    Result<int32_t> sampled = sampler.sample(logits, history);
+    if (!sampled.ok() && sampled.status().code() == StatusCode::kDataLoss) {
+      return sampled.status().with_context(str_cat("generated token ", step,
+                                                   ": the program computed NaN (damaged weights? `staticlm inspect ",
+                                                   "PROGRAM --verify` checks every byte against its checksums)"));
+    }
+    STATICLM_ASSIGN_OR_RETURN(const int32_t token, std::move(sampled));
     if (step == 0) {
       result.time_to_first_token_seconds = seconds_since(start);
     }

@@ -104,6 +104,15 @@ Status check_schema(const OptionSchema& schema) {
     if (spec.default_value && spec.default_value->index() != value_index(spec.type)) {
       return internal_error(what, ": default is not of type ", option_type_name(spec.type));
     }
+    if (!spec.int_values.empty()) {
+      if (spec.type != OptionType::kInt) {
+        return internal_error(what, ": int_values on an option that is not an int");
+      }
+      if (spec.default_value && std::find(spec.int_values.begin(), spec.int_values.end(),
+                                          std::get<int64_t>(*spec.default_value)) == spec.int_values.end()) {
+        return internal_error(what, ": default is not among its int_values");
+      }
+    }
     if (spec.type == OptionType::kEnum) {
       if (spec.allowed.empty()) {
         return internal_error(what, ": an enum needs allowed values");

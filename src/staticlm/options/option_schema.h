@@ -58,6 +58,7 @@ struct OptionSpec {
   std::vector<AllowedValue> allowed;  // enum options
   std::optional<double> min_value;    // int and float options: inclusive range
   std::optional<double> max_value;
+  std::vector<int64_t> int_values;  // int options taking only these values of their range (empty: any)
   std::string route;
   std::vector<std::string> applies_to;  // selector values; empty = every type
   std::optional<SdkVersion> min_sdk_version;

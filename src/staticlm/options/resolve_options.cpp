@@ -71,6 +71,15 @@ Result<OptionValue> type_int(const OptionSpec& spec, const RawOptionValue& raw) 
     return wrong_type(spec, raw, "an int");
   }
   STATICLM_RETURN_IF_ERROR(check_range(spec, raw, static_cast<double>(value)));
+  if (!spec.int_values.empty() &&
+      std::find(spec.int_values.begin(), spec.int_values.end(), value) == spec.int_values.end()) {
+    std::vector<std::string> values;
+    for (int64_t allowed : spec.int_values) {
+      values.push_back(std::to_string(allowed));
+    }
+    return invalid_argument(option_label(spec.name, raw), ": expected one of ", join(values, ", "), ", found ",
+                            describe_raw_value(raw));
+  }
   return OptionValue(value);
 }
 

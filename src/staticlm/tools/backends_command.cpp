@@ -54,7 +54,11 @@ json option_json(const OptionSchema& schema, const OptionSpec& spec) {
     for (const AllowedValue& value : spec.allowed) values.push_back(allowed_text(value));
     doc["values"] = values;
   }
-  if (spec.min_value || spec.max_value) {
+  if (!spec.int_values.empty()) {
+    json values = json::array();
+    for (int64_t value : spec.int_values) values.push_back(std::to_string(value));
+    doc["values"] = values;
+  } else if (spec.min_value || spec.max_value) {
     doc["range"] = {spec.min_value ? json(*spec.min_value) : json(), spec.max_value ? json(*spec.max_value) : json()};
   }
   if (!spec.applies_to.empty()) {

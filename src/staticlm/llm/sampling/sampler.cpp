@@ -80,7 +80,7 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
   for (size_t i = 0; i < logits.size(); ++i) {
     const float logit = logits[i];
     if (std::isnan(logit)) {
-      return invalid_argument("logits contain NaN at index ", i);
+      return data_loss("logits contain NaN at index ", i);
     }
     all_masked = all_masked && logit == kNegativeInfinity;
     candidates_[i] = Candidate{logit, static_cast<int32_t>(i), 0.0};

@@ -48,8 +48,9 @@ class Sampler {
   // Returns the next token id. `logits` holds one score per vocabulary entry; -inf masks a
   // token. `history` is every token of the sequence so far; it is read only when the
   // repetition penalty is on. Fails with InvalidArgument when logits.size() != vocab_size,
-  // a logit is NaN ("logits contain NaN at index i"), every logit is -inf, or a history token
-  // inside the window lies outside [0, vocab_size). A non-greedy call advances the random
+  // every logit is -inf, or a history token inside the window lies outside [0, vocab_size); with
+  // DataLoss when a logit is NaN ("logits contain NaN at index i": damaged weights or a kernel
+  // bug, never the caller's input). A non-greedy call advances the random
   // generator by exactly one 64-bit draw; a failed call does not advance it.
   Result<int32_t> sample(std::span<const float> logits, std::span<const int32_t> history);
 

@@ -473,7 +473,7 @@ TEST(SamplerTest, NanLogitsAreRejectedWithTheirIndex) {
   Result<int32_t> token =
       sampler.sample(std::vector<float>{1.0f, 2.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f}, {});
   ASSERT_FALSE(token.ok());
-  EXPECT_EQ(token.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(token.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(token.status().message().find("logits contain NaN at index 2"), std::string::npos)
       << token.status().message();
 }

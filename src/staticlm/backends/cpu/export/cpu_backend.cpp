@@ -100,6 +100,7 @@ Result<std::shared_ptr<CpuBackend>> CpuBackend::create() {
   OptionSpec group_size =
       int_option("group_size", kDefaultGroupSize, 16, 128, kRouteCpu, {},
                  "weights per quantization scale along K: 16, 32, 64 or 128 (weight_dtype int8 / int4)");
+  group_size.int_values = {16, 32, 64, 128};  // the block sizes the int8 / int4 kernels are written for
   group_size.constraints.push_back(
       {OptionConstraint::Kind::kRequires, {}, "weight_dtype", {"int8", "int4"}, "only quantized weights have groups"});
   backend->schema_.options.push_back(std::move(group_size));
