@@ -21,6 +21,27 @@ long read_id(const std::string& path) {
   return value;
 }
 
+// A sysfs cache size: "49152K", "2M", or plain bytes; 0 when unreadable.
+uint64_t read_cache_size(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t value = 0;
+  std::string unit;
+  if (!(in >> value)) {
+    return 0;
+  }
+  in >> unit;  // directly after the digits; none for bytes
+  if (!unit.empty() && (unit[0] == 'K' || unit[0] == 'k')) {
+    return value << 10;
+  }
+  if (!unit.empty() && unit[0] == 'M') {
+    return value << 20;
+  }
+  if (!unit.empty() && unit[0] == 'G') {
+    return value << 30;
+  }
+  return value;
+}
+
 std::vector<int> affinity_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -52,6 +73,22 @@ int count_physical_cores(const std::string& sysfs_cpu_dir, const std::vector<int
     }
   }
   return static_cast<int>(cores.size()) + unknown;
+}
+
+uint64_t last_level_cache_bytes(const std::string& sysfs_cpu_dir) {
+  uint64_t largest = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = sysfs_cpu_dir + "/cpu0/cache/index" + std::to_string(index);
+    std::ifstream type_file(dir + "/type");
+    std::string type;
+    if (!(type_file >> type)) {
+      continue;
+    }
+    if (type == "Data" || type == "Unified") {
+      largest = std::max(largest, read_cache_size(dir + "/size"));
+    }
+  }
+  return largest;
 }
 
 int physical_core_count() {

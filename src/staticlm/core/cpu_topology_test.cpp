@@ -35,6 +35,27 @@ TEST(CpuTopologyTest, CountsEachPhysicalCoreOnce) {
   EXPECT_EQ(count_physical_cores(root.string(), {}), 0);
 }
 
+void write_cache(const std::filesystem::path& root, int index, const char* type, const char* size) {
+  const std::filesystem::path dir = root / "cpu0" / "cache" / ("index" + std::to_string(index));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "type") << type << "\n";
+  std::ofstream(dir / "size") << size << "\n";
+}
+
+TEST(CpuTopologyTest, LastLevelCacheIsTheLargestDataOrUnifiedOne) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "fake_sysfs_cache";
+  std::filesystem::remove_all(root);
+  EXPECT_EQ(last_level_cache_bytes(root.string()), 0u) << "no cache directories";
+  write_cache(root, 0, "Data", "48K");
+  write_cache(root, 1, "Instruction", "4096K");
+  write_cache(root, 2, "Unified", "2048K");
+  EXPECT_EQ(last_level_cache_bytes(root.string()), 2048u << 10) << "instruction caches do not count";
+  write_cache(root, 3, "Unified", "260M");
+  EXPECT_EQ(last_level_cache_bytes(root.string()), 260u << 20);
+  write_cache(root, 5, "Unified", "1073741824");  // a gap in the indexes, and plain bytes
+  EXPECT_EQ(last_level_cache_bytes(root.string()), 1u << 30);
+}
+
 TEST(CpuTopologyTest, ThisMachineHasAtLeastOneCoreAndNoMoreThanItsCpus) {
   const int cores = physical_core_count();
   EXPECT_GE(cores, 1);
