@@ -191,8 +191,18 @@ std::vector<Case> catalogue() {
        [&] { return open_program(Bytes(program.begin(), program.begin() + 20)); }},
       {"program cut in half", C::kDataLoss, "truncated",
        [&] { return open_program(Bytes(program.begin(), program.begin() + program.size() / 2)); }},
-      {"program with another file's magic", C::kDataLoss, "bad magic 'GGUF' (expected 'SLMP')",
+      {"program with another file's magic", C::kDataLoss, "bad magic 'XLMP' (expected 'SLMP')",
+       [&] { return open_program(with(program, 0, "XLMP")); }},
+      {"a GGUF file as a program", C::kInvalidArgument,
+       "a GGUF file (llama.cpp's format), not a staticlm program: export the model's Hugging Face checkpoint",
        [&] { return open_program(with(program, 0, "GGUF")); }},
+      {"a safetensors file as a program", C::kInvalidArgument, "a safetensors file, not a staticlm program",
+       [] {
+         return open_program(safetensors(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 64));
+       }},
+      {"a checkpoint directory as a program", C::kInvalidArgument,
+       "is a Hugging Face checkpoint directory, not a program: make one with `staticlm export",
+       [] { return ProgramFile::open(testing::fixture_dir("llama")).status(); }},
       {"program with a garbled flatbuffer", C::kDataLoss, "corrupt program flatbuffer",
        [&] {
          Bytes garbled = program;
@@ -212,7 +222,7 @@ std::vector<Case> catalogue() {
        }},
       {"missing program file", C::kNotFound, "no such file",
        [] { return ProgramFile::open(testing::temp_path("no_such.slm")).status(); }},
-      {"directory as a program", C::kInvalidArgument, "not a regular file",
+      {"directory as a program", C::kInvalidArgument, "is a directory, not a program file (.slm)",
        [] { return ProgramFile::open(testing::temp_path("")).status(); }},
 
       // Safetensors.
@@ -330,6 +340,9 @@ std::vector<Case> catalogue() {
        [] { return options("cpu", R"({"weight_dtyp": "bf16"})"); }},
       {"option of the wrong type", C::kInvalidArgument, "group_size",
        [] { return options("cpu", R"({"group_size": "many"})"); }},
+      {"int option inside its range but not one of its values", C::kInvalidArgument,
+       "option 'group_size' (hostile.json): expected one of 16, 32, 64, 128, found JSON integer 33",
+       [] { return options("cpu", R"({"weight_dtype": "int4", "group_size": 33})"); }},
       {"option value not allowed", C::kInvalidArgument, "weight_dtype",
        [] { return options("cpu", R"({"weight_dtype": "int3"})"); }},
       {"required option missing", C::kInvalidArgument, "soc_model", [] { return options("qnn", "{}"); }},
@@ -397,7 +410,7 @@ std::vector<Case> catalogue() {
        }},
       {"sampling with top_p 0", C::kInvalidArgument, "top_p",
        [] { return generate("hi", [](GenerationOptions& o) { o.sampling.top_p = 0.0; }); }},
-      {"negative max_new_tokens", C::kInvalidArgument, "max new tokens",
+      {"negative max_new_tokens", C::kInvalidArgument, "max_new_tokens must be >= 0, found -1",
        [] { return generate("hi", [](GenerationOptions& o) { o.max_new_tokens = -1; }); }},
 
       // Programs whose contract does not match what they hold.

@@ -589,7 +589,7 @@ TEST(CpuConformance, QuantizationOptionsAreCheckedBeforeAnythingIsWritten) {
   const std::string dir = testing::load_fixture_reference("llama").dir;
   for (auto [options, expected] :
        {std::pair{testing::text_options({{"weight_dtype", "int8"}, {"group_size", "48"}}),
-                  "option 'group_size': expected 16, 32, 64 or 128, found 48"},
+                  "option 'group_size': expected one of 16, 32, 64, 128, found '48'"},
         std::pair{testing::text_options({{"weight_dtype", "bf16"}, {"group_size", "64"}}), "group_size"},
         std::pair{testing::text_options({{"weight_dtype", "int4"}, {"group_size", "256"}}), "group_size"}}) {
     HfStaticExportOptions bad = small_options();
