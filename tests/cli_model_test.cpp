@@ -196,6 +196,24 @@ TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
   auto again = run_cli("run " + program_ + " -p 'hello world' -n 6 -q");
   ASSERT_EQ(again.exit_code, 0);
   EXPECT_EQ(again.out, result.out);
+  EXPECT_NE(result.err.find("--- max new tokens ---"), std::string::npos) << result.err;
+}
+
+// Without -n the default length is a guess: a long prompt gets what fits and says why it stopped.
+TEST_F(CliModelTest, RunWithoutALengthStopsWhereTheContextEnds) {
+  std::string prompt;
+  for (int i = 0; i < 11; ++i) {
+    prompt += "hello ";  // 5 tokens each
+  }
+  auto result = run_cli("run " + program_ + " -p '" + prompt + "' --temp 0");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("--- context full ---"), std::string::npos) << result.err;
+  const size_t at = result.err.find("prompt: ");
+  ASSERT_NE(at, std::string::npos);
+  const int prompt_tokens = std::stoi(result.err.substr(at + 8));
+  ASSERT_LT(prompt_tokens, 64);
+  EXPECT_NE(result.err.find("generated: " + std::to_string(64 - prompt_tokens + 1) + " tokens"), std::string::npos)
+      << result.err;
 }
 
 TEST_F(CliModelTest, RunErrorsAreOneLine) {

@@ -49,6 +49,7 @@ std::string finish_reason(StopReason reason) {
     case StopReason::kEos: return "eos";
     case StopReason::kStopString: return "stop_string";
     case StopReason::kMaxNewTokens: return "max_new_tokens";
+    case StopReason::kContextFull: return "context_full";
     case StopReason::kCancelled: return "cancelled";
   }
   return "unknown";

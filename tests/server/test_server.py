@@ -288,3 +288,11 @@ def test_the_web_page_in_headless_chromium(serve, long_model):
     server = serve(program=long_model)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     node_test("web_page_test.mjs", f"http://127.0.0.1:{server.port}", str(ARTIFACTS / "web_page.png"))
+
+
+def test_a_request_without_max_tokens_stops_where_the_context_ends(serve):
+    server = serve()
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "And God said", "temperature": 0})
+    assert status == 200, reply
+    assert reply["choices"][0]["finish_reason"] == "length"
+    assert reply["usage"]["total_tokens"] == CONTEXT + 1  # the last token is never fed back

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <random>
 
 #include "staticlm/chat/conversation.h"
@@ -72,7 +73,9 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
     options.sampling.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
   }
   options.stop_strings.insert(options.stop_strings.end(), request.stop.begin(), request.stop.end());
-  options.max_new_tokens = request.max_tokens.value_or(room);
+  // Without max_tokens, as much as the context holds (StopReason::kContextFull when it fills).
+  options.max_new_tokens = request.max_tokens.value_or(std::numeric_limits<int64_t>::max());
+  options.stop_at_context_end = !request.max_tokens;
   STATICLM_ASSIGN_OR_RETURN(QueueTicket ticket, model.pool->enqueue());
   std::shared_ptr<CompletionJob> job(
       new CompletionJob(model, std::move(request), std::move(header), std::move(ticket)));

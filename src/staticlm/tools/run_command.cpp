@@ -51,6 +51,9 @@ Status run_generation(const RunArgs& args) {
   GenerationOptions options = engine->default_generation();
   options.sampling = args.sampling;
   options.max_new_tokens = args.max_new_tokens;
+  // The default length is a guess, so a long prompt gets what fits; an -n the user chose that
+  // cannot fit is refused before any work.
+  options.stop_at_context_end = !args.max_new_tokens_given;
   options.stop_strings = args.stop;
   auto result = engine->generate(*session, args.prompt, options, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -79,8 +82,8 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
   CLI::Option* max_new = app->add_option("-n,--max-new-tokens", args->max_new_tokens,
-                                         "Tokens to generate at most (--chat: per reply; default: until the context "
-                                         "is full)")
+                                         "Tokens to generate at most (fewer where the context ends first); --chat: "
+                                         "per reply, default until the context is full")
                              ->capture_default_str();
   app->add_option("--temp", args->sampling.temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
   app->add_option("--top-k", args->sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
