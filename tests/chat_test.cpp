@@ -221,7 +221,7 @@ TEST(ChatTest, RunChatAndInspectFromTheCommandLine) {
 
   const std::string input = temp_path("chat_input.txt");
   write_file(input, "hello there\n/reset\nsecond \\\nline\n/exit\nnever sent\n");
-  auto chatted = testing::run_cli("run " + program + " --chat -n 4 --system 'Be brief.'", STATICLM_CLI, input);
+  auto chatted = testing::run_cli("run " + program + " --chat -n 4 --temp 0 --system 'Be brief.'", STATICLM_CLI, input);
   ASSERT_EQ(chatted.exit_code, 0) << chatted.err;
   EXPECT_NE(chatted.err.find("[conversation reset]"), std::string::npos) << chatted.err;
   // Two replies (the third message comes after /exit), the second reusing the system turn's cache.

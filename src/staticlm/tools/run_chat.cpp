@@ -89,14 +89,10 @@ Status run_chat(const RunArgs& args) {
   conversation.set_system(args.system);
 
   GenerationOptions options = chat_generation_options(*engine, chat);
-  options.sampling = args.sampling;
+  STATICLM_ASSIGN_OR_RETURN(options.sampling, choose_sampling(*engine, args.sampling));
   options.stop_strings.insert(options.stop_strings.end(), args.stop.begin(), args.stop.end());
   options.max_new_tokens = args.max_new_tokens_given ? args.max_new_tokens : std::numeric_limits<int64_t>::max();
   options.cancel = &g_interrupted;
-  // Checked once here: a bad setting would otherwise fail every turn.
-  if (Status valid = options.sampling.validate(); !valid.ok()) {
-    return with_flag_names(valid, kRunFlags);
-  }
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive) {
@@ -105,6 +101,9 @@ Status run_chat(const RunArgs& args) {
                  "ends, Ctrl-C stops a reply.\n",
                  engine->file().path().c_str(), static_cast<long long>(conversation.context_length()),
                  chat.chat_template.origin().c_str());
+  }
+  if (!args.quiet) {
+    print_sampling(stderr, options.sampling, args.sampling);  // every reply uses this seed
   }
   InterruptGuard guard;
   std::string message;
