@@ -1,14 +1,15 @@
 // `staticlm run MODEL --chat`: a conversation in the terminal, like llama-cli's conversation
 // mode. Each message is rendered with the program's chat template and only the new turn is
-// prefilled (the session keeps the earlier turns' cache). Ctrl-C stops the reply being written
-// and returns to the prompt; at the prompt it ends the conversation, as /exit and end of input do.
+// prefilled (the session keeps the earlier turns' cache); when the context fills, the oldest turns
+// make room. Ctrl-C stops the reply being written and returns to the prompt; at the prompt it ends
+// the conversation, as /exit and end of input do.
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <iostream>
-#include <limits>
 #include <string>
 
 #include "staticlm/chat/conversation.h"
@@ -41,6 +42,10 @@ class InterruptGuard {
  private:
   struct sigaction previous_ = {};
 };
+
+// Without -n a reply may take this fraction of the context, so the turns before it and the next
+// message still fit beside it.
+constexpr int64_t kDefaultReplyFraction = 4;
 
 // One message: a line, or several joined where a line ends with a backslash. False at the end of
 // input or on Ctrl-C.
@@ -91,16 +96,22 @@ Status run_chat(const RunArgs& args) {
   GenerationOptions options = chat_generation_options(*engine, chat);
   STATICLM_ASSIGN_OR_RETURN(options.sampling, choose_sampling(*engine, args.sampling));
   options.stop_strings.insert(options.stop_strings.end(), args.stop.begin(), args.stop.end());
-  options.max_new_tokens = args.max_new_tokens_given ? args.max_new_tokens : std::numeric_limits<int64_t>::max();
+  const int64_t context = conversation.context_length();
+  if (args.max_new_tokens_given && args.max_new_tokens > context) {
+    return invalid_argument("-n: a reply cannot be longer than the context; expected at most ", context,
+                            " tokens, found ", args.max_new_tokens);
+  }
+  options.max_new_tokens =
+      args.max_new_tokens_given ? args.max_new_tokens : std::max<int64_t>(1, context / kDefaultReplyFraction);
   options.cancel = &g_interrupted;
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive) {
     std::fprintf(stderr,
-                 "chatting with %s (context %lld tokens; template: %s). /reset starts over, /exit or Ctrl-D "
-                 "ends, Ctrl-C stops a reply.\n",
-                 engine->file().path().c_str(), static_cast<long long>(conversation.context_length()),
-                 chat.chat_template.origin().c_str());
+                 "chatting with %s (context %lld tokens, replies of at most %lld; template: %s). /reset starts "
+                 "over, /exit or Ctrl-D ends, Ctrl-C stops a reply.\n",
+                 engine->file().path().c_str(), static_cast<long long>(context),
+                 static_cast<long long>(options.max_new_tokens), chat.chat_template.origin().c_str());
   }
   if (!args.quiet) {
     print_sampling(stderr, options.sampling, args.sampling);  // every reply uses this seed
@@ -139,14 +150,13 @@ Status run_chat(const RunArgs& args) {
       }
       return with_flag_names(turn.status(), kRunFlags);
     }
+    if (turn->dropped_turns > 0) {
+      std::fprintf(stderr, "[%lld earliest turn%s dropped to make room in the context (%lld tokens)]\n",
+                   static_cast<long long>(turn->dropped_turns), turn->dropped_turns == 1 ? "" : "s",
+                   static_cast<long long>(context));
+    }
     if (!args.quiet) {
       print_turn_stats(*turn);
-    }
-    if (turn->context_full) {
-      std::fprintf(stderr,
-                   "[the context (%lld tokens) is full: /reset to start a new conversation, or export with a "
-                   "larger --max-cache-len]\n",
-                   static_cast<long long>(conversation.context_length()));
     }
   }
   if (interactive) {

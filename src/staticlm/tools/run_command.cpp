@@ -85,7 +85,7 @@ Command add_run_command(CLI::App& parent) {
                   "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
   CLI::Option* max_new = app->add_option("-n,--max-new-tokens", args->max_new_tokens,
                                          "Tokens to generate at most (fewer where the context ends first); --chat: "
-                                         "per reply, default until the context is full")
+                                         "per reply, default a quarter of the context")
                              ->capture_default_str();
   add_sampling_flags(*app, args->sampling);
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
