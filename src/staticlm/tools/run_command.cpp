@@ -79,7 +79,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("model", args->model.path, "Program file (.slm)")->required();
   app->add_option("-p,--prompt", args->prompt, "Prompt text");
   app->add_flag("--chat", args->chat,
-                "Hold a conversation: messages from stdin, the model's chat template, /reset, /exit");
+                "Hold a conversation: messages from stdin, the model's chat template; /help lists the commands");
   app->add_option("--system", args->system, "System message leading the conversation (--chat)");
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
