@@ -196,18 +196,68 @@ TEST(ChatTest, ALaterTurnPrefillsOnlyWhatIsNew) {
   ASSERT_TRUE(replayed.ok());
   EXPECT_EQ(replayed->result.tokens, second->result.tokens);
 
-  // Replies are cut when the context fills, and then a turn that cannot fit is refused.
+  // A reply that runs into the end of the context stops there and says why.
   options.max_new_tokens = 1000;
   auto filling = conversation.send("more", options);
   ASSERT_TRUE(filling.ok()) << filling.status().to_string();
-  EXPECT_TRUE(filling->context_full);
-  auto refused = conversation.send("one more", options);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.status().message().find("/reset"), std::string::npos);
-  EXPECT_EQ(conversation.turns().size(), 6u) << "a refused message is not added";
+  EXPECT_EQ(filling->result.stop_reason, StopReason::kContextFull);
+  EXPECT_EQ(filling->result.prompt_tokens.size() + filling->result.tokens.size() - 1,
+            static_cast<size_t>(conversation.context_length()));
   conversation.reset();
   EXPECT_TRUE(conversation.send("fresh start", GenerationOptions(fresh)).ok());
+}
+
+TEST(ChatTest, TheOldestTurnsMakeRoomWhenTheContextFills) {
+  HfStaticExportOptions export_options = small_options();
+  export_options.max_cache_len = 128;
+  Opened opened = open(export_program(testing::fixture_dir("llama3"), "chat_drop.slm", export_options));
+  auto chat = load_program_chat_template(opened.engine->file(), *opened.tokenizer);
+  ASSERT_TRUE(chat.ok());
+  GenerationOptions options = chat_generation_options(*opened.engine, *chat);
+  options.eos_ids.clear();  // random weights: a fixed number of tokens per reply
+  options.max_new_tokens = 16;
+  ChatConversation conversation(*opened.engine, *chat, opened.engine->new_session().value());
+  conversation.set_system("Be brief.");
+
+  // Each turn adds its message and a 16-token reply; by the eighth the context cannot hold them all.
+  int64_t dropped = 0;
+  std::string first_kept;
+  for (int i = 0; i < 8 && dropped == 0; ++i) {
+    auto turn = conversation.send("message " + std::to_string(i), options);
+    ASSERT_TRUE(turn.ok()) << "turn " << i << ": " << turn.status().to_string();
+    EXPECT_EQ(turn->result.stop_reason, StopReason::kMaxNewTokens) << "a whole reply, every turn";
+    dropped = turn->dropped_turns;
+    if (dropped > 0) {
+      EXPECT_LE(turn->result.prompt_tokens.size() + 16 - 1, static_cast<size_t>(conversation.context_length()));
+      // The system message stays, so the session's cache of it is reused.
+      EXPECT_GT(turn->result.cached_prompt_tokens, 0);
+      EXPECT_EQ(conversation.turns().size(), static_cast<size_t>(2 * (i + 1 - dropped)));
+      EXPECT_EQ(conversation.turns()[0]["content"], "message " + std::to_string(dropped));
+      EXPECT_EQ(conversation.turns().back()["role"], "assistant");
+    }
+  }
+  ASSERT_GT(dropped, 0) << "no turn was ever dropped";
+
+  // A message that cannot fit even alone is refused, and the conversation stays as it was.
+  const size_t turns_before = conversation.turns().size();
+  std::string huge;
+  for (int i = 0; i < 200; ++i) {
+    huge += "word ";
+  }
+  auto refused = conversation.send(huge, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("the system message and this message are"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(conversation.turns().size(), turns_before);
+
+  // A reply that cannot have its full length even after every turn is dropped gets what fits.
+  options.max_new_tokens = 1000;
+  auto cut = conversation.send("and finally", options);
+  ASSERT_TRUE(cut.ok()) << cut.status().to_string();
+  EXPECT_EQ(cut->dropped_turns, static_cast<int64_t>(turns_before / 2));
+  EXPECT_EQ(cut->result.stop_reason, StopReason::kContextFull);
+  EXPECT_EQ(conversation.turns().size(), 2u);
 }
 
 TEST(ChatTest, RunChatAndInspectFromTheCommandLine) {
@@ -221,7 +271,7 @@ TEST(ChatTest, RunChatAndInspectFromTheCommandLine) {
 
   const std::string input = temp_path("chat_input.txt");
   write_file(input, "hello there\n/reset\nsecond \\\nline\n/exit\nnever sent\n");
-  auto chatted = testing::run_cli("run " + program + " --chat -n 4 --system 'Be brief.'", STATICLM_CLI, input);
+  auto chatted = testing::run_cli("run " + program + " --chat -n 4 --temp 0 --system 'Be brief.'", STATICLM_CLI, input);
   ASSERT_EQ(chatted.exit_code, 0) << chatted.err;
   EXPECT_NE(chatted.err.find("[conversation reset]"), std::string::npos) << chatted.err;
   // Two replies (the third message comes after /exit), the second reusing the system turn's cache.

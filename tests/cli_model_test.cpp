@@ -2,6 +2,7 @@
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -184,7 +185,7 @@ TEST_F(CliModelTest, LogitsMatchTheReferenceInBothModes) {
 }
 
 TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
-  auto result = run_cli("run " + program_ + " -p 'hello world' -n 6");
+  auto result = run_cli("run " + program_ + " -p 'hello world' -n 6 --temp 0");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_FALSE(result.out.empty());
   EXPECT_NE(result.err.find("prompt: "), std::string::npos) << result.err;
@@ -193,10 +194,89 @@ TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
   EXPECT_NE(result.err.find("peak RSS"), std::string::npos);
   EXPECT_NE(result.err.find("I/O buffers: heap 10 buffers"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("heap fallbacks: 0"), std::string::npos);
-  // Greedy runs are reproducible.
-  auto again = run_cli("run " + program_ + " -p 'hello world' -n 6 -q");
-  ASSERT_EQ(again.exit_code, 0);
-  EXPECT_EQ(again.out, result.out);
+  EXPECT_NE(result.err.find("--- max new tokens ---"), std::string::npos) << result.err;
+}
+
+// The fixture's generation_config says do_sample, temperature 0.6, top_p 0.9 and no top_k, so
+// without flags a run samples with those and transformers' top_k of 50.
+TEST_F(CliModelTest, RunSamplesAsTheProgramsGenerationConfigSays) {
+  const std::string run = "run " + program_ + " -p 'hello world' -n 8";
+  auto first = run_cli(run + " --seed 1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("sampling: temp 0.6, top-k 50, top-p 0.9 (the program's generation_config; --seed given)"),
+            std::string::npos)
+      << first.err;
+  EXPECT_NE(first.err.find("seed: 1\n"), std::string::npos) << first.err;
+  EXPECT_EQ(run_cli(run + " --seed 1 -q").out, first.out) << "a seed repeats a run";
+  EXPECT_EQ(run_cli(run + " --seed 1 -q --temp 0.6 --top-k 50 --top-p 0.9 --min-p 0 --repeat-penalty 1").out, first.out)
+      << "the defaults are exactly the program's";
+  EXPECT_NE(run_cli(run + " --seed 2 -q").out, first.out) << "another seed samples other tokens";
+  EXPECT_NE(run_cli(run + " --seed 1 -q --temp 1.5").out, first.out) << "a flag overrides its parameter";
+
+  // --temp 0 is greedy whatever the program says: the same text as the same weights exported
+  // with a generation_config that does not sample.
+  auto greedy = run_cli("run " + program_ + " -p 'hello world' -n 8 --temp 0");
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.err;
+  EXPECT_NE(greedy.err.find("sampling: greedy (the program's generation_config; --temp given)"), std::string::npos)
+      << greedy.err;
+  EXPECT_EQ(greedy.err.find("seed:"), std::string::npos) << "a greedy run has no seed to repeat";
+  EXPECT_EQ(run_cli("run " + program_ + " -p 'hello world' -n 8 --temp 0 --seed 9 -q").out, greedy.out);
+  const std::string not_sampling = test_temp_path("llama3_greedy_config");
+  std::filesystem::remove_all(not_sampling);
+  std::filesystem::copy(ref_.dir, not_sampling);
+  std::ofstream(not_sampling + "/generation_config.json") << R"({"bos_token_id": 316, "eos_token_id": [317, 319]})";
+  const std::string greedy_program = test_temp_path("llama3_greedy_config.slm");
+  ASSERT_EQ(
+      run_cli("export " + not_sampling + " -o " + greedy_program + " --prefill-len 8 --max-cache-len 64").exit_code, 0);
+  auto by_config = run_cli("run " + greedy_program + " -p 'hello world' -n 8");
+  EXPECT_EQ(by_config.out, greedy.out);
+  EXPECT_NE(by_config.err.find("sampling: greedy (the program's generation_config)\n"), std::string::npos)
+      << by_config.err;
+  auto ignored = run_cli("run " + program_ + " -p 'hello world' -n 8 --temp 0 --top-k 5 -q");
+  EXPECT_NE(ignored.err.find("note: greedy decoding ignores --top-k; give --temp to sample"), std::string::npos)
+      << ignored.err;
+
+  // Without --seed, or with -1, each run draws a seed and prints it.
+  auto seed_of = [](const std::string& err) {
+    const size_t at = err.find("seed: ");
+    return at == std::string::npos ? std::string() : err.substr(at + 6, err.find('\n', at) - at - 6);
+  };
+  auto random_a = run_cli(run);
+  auto random_b = run_cli(run + " --seed -1");
+  ASSERT_EQ(random_a.exit_code, 0) << random_a.err;
+  ASSERT_EQ(random_b.exit_code, 0) << random_b.err;
+  EXPECT_FALSE(seed_of(random_a.err).empty()) << random_a.err;
+  EXPECT_NE(seed_of(random_a.err), seed_of(random_b.err));
+  EXPECT_NE(seed_of(random_b.err), "18446744073709551615") << "-1 means random, not 2^64 - 1";
+  EXPECT_EQ(run_cli(run + " -q --seed " + seed_of(random_b.err)).out, random_b.out) << "the printed seed repeats it";
+
+  for (const std::string bad : {"-2", "18446744073709551616", "seven"}) {
+    auto refused = run_cli(run + " --seed " + bad);
+    EXPECT_EQ(refused.exit_code, 1) << bad;
+    EXPECT_EQ(count_lines(refused.err), 1u) << refused.err;
+    EXPECT_NE(refused.err.find("--seed: expected an integer in [0, 18446744073709551615], or -1 for a random one; "
+                               "found '" +
+                               bad + "'"),
+              std::string::npos)
+        << refused.err;
+  }
+}
+
+// Without -n the default length is a guess: a long prompt gets what fits and says why it stopped.
+TEST_F(CliModelTest, RunWithoutALengthStopsWhereTheContextEnds) {
+  std::string prompt;
+  for (int i = 0; i < 11; ++i) {
+    prompt += "hello ";  // 5 tokens each
+  }
+  auto result = run_cli("run " + program_ + " -p '" + prompt + "' --temp 0");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("--- context full ---"), std::string::npos) << result.err;
+  const size_t at = result.err.find("prompt: ");
+  ASSERT_NE(at, std::string::npos);
+  const int prompt_tokens = std::stoi(result.err.substr(at + 8));
+  ASSERT_LT(prompt_tokens, 64);
+  EXPECT_NE(result.err.find("generated: " + std::to_string(64 - prompt_tokens + 1) + " tokens"), std::string::npos)
+      << result.err;
 }
 
 TEST_F(CliModelTest, RunErrorsAreOneLine) {
@@ -402,10 +482,10 @@ TEST_F(CliModelTest, TheRuntimeOnlyBinaryRunsWhatTheFullOneExports) {
       run_cli("export " + ref_.dir + " -o " + delegated + " --prefill-len 8 --max-cache-len 64 --backend cpu");
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_NE(exported.out.find("named data: "), std::string::npos) << exported.out;
-  auto full = run_cli("run " + program_ + " -p 'hello world' -n 6 -q");
+  auto full = run_cli("run " + program_ + " -p 'hello world' -n 6 -q --temp 0");
   ASSERT_EQ(full.exit_code, 0) << full.err;
-  auto runtime_only =
-      run_cli("run " + delegated + " -p 'hello world' -n 6 -q --runtime-option cpu.isa=portable", STATICLM_RUN_CLI);
+  auto runtime_only = run_cli(
+      "run " + delegated + " -p 'hello world' -n 6 -q --temp 0 --runtime-option cpu.isa=portable", STATICLM_RUN_CLI);
   ASSERT_EQ(runtime_only.exit_code, 0) << runtime_only.err;
   EXPECT_EQ(runtime_only.out, full.out);
   auto typo = run_cli("run " + delegated + " -p hi --runtime-option cpu.isa=avx3", STATICLM_RUN_CLI);

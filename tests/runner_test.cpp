@@ -2,6 +2,7 @@
 // reference, every I/O buffer through the allocator hook (counting, failing, strict), contract
 // selection and each class of contract mismatch.
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -76,6 +77,35 @@ TEST(GenerationTest, RefusesAPromptThatCannotFitBeforeWork) {
             std::string::npos)
       << result.status().message();
   EXPECT_EQ(opened->session->position(), 0) << "nothing ran";
+}
+
+TEST(GenerationTest, StopsWhereTheContextEndsWhenAskedTo) {
+  auto opened = testing::open_test_session(export_fixture("llama", small_options(), "llama_context_end.slm"));
+  ASSERT_TRUE(opened.ok());
+  const int64_t cache = opened->session->max_cache_len();
+  std::vector<int32_t> prompt(static_cast<size_t>(cache - 4), 5);
+  GenerationOptions options;
+  options.max_new_tokens = 10;
+  options.stop_at_context_end = true;
+  auto result = generate_tokens(*opened->session, prompt, options);
+  ASSERT_TRUE(result.ok()) << result.status().to_string();
+  // The last of the 5 tokens is sampled from the logits of the cache's last position.
+  EXPECT_EQ(result->tokens.size(), 5u);
+  EXPECT_EQ(result->stop_reason, StopReason::kContextFull);
+  EXPECT_EQ(stop_reason_name(result->stop_reason), "context full");
+
+  // Exactly what fits is the caller's limit, not the context's.
+  options.max_new_tokens = 5;
+  auto exact = generate_tokens(*opened->session, prompt, options);
+  ASSERT_TRUE(exact.ok()) << exact.status().to_string();
+  EXPECT_EQ(exact->stop_reason, StopReason::kMaxNewTokens);
+
+  options.max_new_tokens = std::numeric_limits<int64_t>::max();
+  std::vector<int32_t> too_long(static_cast<size_t>(cache + 1), 5);
+  auto refused = generate_tokens(*opened->session, too_long, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("leaves no room for a new token"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(GenerationTest, SeededSamplingIsReproducible) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,19 +29,47 @@ namespace py = pybind11;
 namespace staticlm::python {
 namespace {
 
-// GenerationOptions from a GenerationConfig (its attributes), on the engine's defaults (the
-// program's end-of-sequence ids, greedy).
+template <typename T>
+std::optional<T> optional_attr(const py::object& config, const char* name) {
+  const py::object value = config.attr(name);
+  return value.is_none() ? std::nullopt : std::optional<T>(value.cast<T>());
+}
+
+// GenerationOptions from a GenerationConfig (its attributes): the program's end-of-sequence ids,
+// and its generation_config for each sampling field left None (Engine::choose_sampling).
 GenerationOptions generation_options(const Engine& engine, const py::object& config) {
   GenerationOptions options = engine.default_generation();
-  options.max_new_tokens = config.attr("max_new_tokens").cast<int64_t>();
-  options.sampling.temperature = config.attr("temperature").cast<double>();
-  options.sampling.top_k = config.attr("top_k").cast<int64_t>();
-  options.sampling.top_p = config.attr("top_p").cast<double>();
-  options.sampling.min_p = config.attr("min_p").cast<double>();
-  options.sampling.repetition_penalty = config.attr("repetition_penalty").cast<double>();
-  options.sampling.seed = config.attr("seed").cast<uint64_t>();
+  const std::optional<int64_t> max_new_tokens = optional_attr<int64_t>(config, "max_new_tokens");
+  options.max_new_tokens = max_new_tokens.value_or(std::numeric_limits<int64_t>::max());
+  options.stop_at_context_end = !max_new_tokens;
+  SamplingOverrides given;
+  given.temperature = optional_attr<double>(config, "temperature");
+  given.top_k = optional_attr<int64_t>(config, "top_k");
+  given.top_p = optional_attr<double>(config, "top_p");
+  given.min_p = optional_attr<double>(config, "min_p");
+  given.repetition_penalty = optional_attr<double>(config, "repetition_penalty");
+  const py::object seed = config.attr("seed");
+  if (!seed.is_none()) {
+    if (py::int_(0).attr("__gt__")(seed).cast<bool>()) {
+      ok_or_raise(invalid_argument("GenerationConfig.seed: expected None (a random seed) or an integer >= 0, found ",
+                                   py::str(seed).cast<std::string>()));
+    }
+    given.seed = seed.cast<uint64_t>();
+  }
+  options.sampling = value_or_raise(engine.choose_sampling(given));
   options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
   return options;
+}
+
+py::dict sampling_dict(const SamplingParams& params) {
+  py::dict out;
+  out["temperature"] = params.temperature;
+  out["top_k"] = params.top_k;
+  out["top_p"] = params.top_p;
+  out["min_p"] = params.min_p;
+  out["repetition_penalty"] = params.repetition_penalty;
+  out["seed"] = params.temperature == 0.0 ? py::object(py::none()) : py::object(py::int_(params.seed));
+  return out;
 }
 
 // The names OpenAI-style APIs and Python code compare against.
@@ -49,6 +78,7 @@ std::string finish_reason(StopReason reason) {
     case StopReason::kEos: return "eos";
     case StopReason::kStopString: return "stop_string";
     case StopReason::kMaxNewTokens: return "max_new_tokens";
+    case StopReason::kContextFull: return "context_full";
     case StopReason::kCancelled: return "cancelled";
   }
   return "unknown";
@@ -140,6 +170,7 @@ class Runner {
     stats["peak_rss_bytes"] = generated.peak_rss_bytes;
     stats["io_allocator"] = engine_->io_allocator();
     stats["io"] = io_dict(generated.io);
+    stats["sampling"] = sampling_dict(options.sampling);
     out["stats"] = stats;
     return out;
   }

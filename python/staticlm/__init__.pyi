@@ -87,17 +87,19 @@ class Tokenizer:
     def is_special(self, id: int) -> bool: ...
 
 class GenerationConfig:
-    """How to generate (keyword-only; the same parameters and checks as `staticlm run`)."""
-    max_new_tokens: int
-    temperature: float
-    top_k: int
-    top_p: float
-    min_p: float
-    repetition_penalty: float
-    seed: int
+    """How to generate (keyword-only): None takes the program's generation_config, as transformers'
+    generate() does; seed None is a fresh random seed; max_new_tokens None, what the context holds."""
+    max_new_tokens: Optional[int]
+    temperature: Optional[float]
+    top_k: Optional[int]
+    top_p: Optional[float]
+    min_p: Optional[float]
+    repetition_penalty: Optional[float]
+    seed: Optional[int]
     stop: tuple[str, ...]
-    def __init__(self, *, max_new_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
-                 min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
+    def __init__(self, *, max_new_tokens: Optional[int] = 128, temperature: Optional[float] = None,
+                 top_k: Optional[int] = None, top_p: Optional[float] = None, min_p: Optional[float] = None,
+                 repetition_penalty: Optional[float] = None, seed: Optional[int] = None,
                  stop: tuple[str, ...] = ()) -> None: ...
 
 class Stats:
@@ -112,6 +114,7 @@ class Stats:
     peak_rss_bytes: int
     io_allocator: str
     io: dict[str, Any]
+    sampling: dict[str, Any]
     @property
     def prefill_tokens_per_second(self) -> float: ...
     @property
@@ -121,7 +124,7 @@ class Stats:
 class Result:
     text: str
     tokens: list[int]
-    finish_reason: Literal["eos", "stop_string", "max_new_tokens", "cancelled"]
+    finish_reason: Literal["eos", "stop_string", "max_new_tokens", "context_full", "cancelled"]
     stats: Stats
 
 class TextLLMRunner:

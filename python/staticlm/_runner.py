@@ -15,15 +15,19 @@ __all__ = ["GenerationConfig", "Result", "Stats", "TextLLMRunner", "register_run
 
 @dataclass(frozen=True, kw_only=True)
 class GenerationConfig:
-    """How to generate: the same parameters, defaults and checks as `staticlm run` (greedy unless
-    temperature > 0; the C++ sampler refuses bad values with its message)."""
-    max_new_tokens: int = 128
-    temperature: float = 0.0
-    top_k: int = 0
-    top_p: float = 1.0
-    min_p: float = 0.0
-    repetition_penalty: float = 1.0
-    seed: int = 0
+    """How to generate, as transformers' generate() takes it: a sampling field left None takes the
+    program's generation_config (greedy unless it says do_sample, transformers' defaults for what it
+    leaves out), a field given overrides it; temperature=0 is greedy. seed None: a fresh random
+    seed (Result.stats.sampling says which). max_new_tokens None: as many tokens as the context
+    holds (finish_reason "context_full" when it fills). The C++ sampler refuses bad values with its
+    message."""
+    max_new_tokens: Optional[int] = 128
+    temperature: Optional[float] = None
+    top_k: Optional[int] = None
+    top_p: Optional[float] = None
+    min_p: Optional[float] = None
+    repetition_penalty: Optional[float] = None
+    seed: Optional[int] = None
     stop: Tuple[str, ...] = ()  # stop before the first occurrence of any of these
 
 
@@ -41,6 +45,8 @@ class Stats:
     io_allocator: str
     io: dict = field(default_factory=dict)  # allocators [{allocator, buffers, bytes}], buffers, bytes,
     #                                         fallbacks, fallback_bytes
+    # What sampled: temperature, top_k, top_p, min_p, repetition_penalty, seed (None when greedy).
+    sampling: dict = field(default_factory=dict)
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -63,7 +69,7 @@ class Stats:
 @dataclass(frozen=True)
 class Result:
     """A generation: its text (stop string excluded), token ids, why it ended ("eos",
-    "stop_string", "max_new_tokens" or "cancelled") and its statistics."""
+    "stop_string", "max_new_tokens", "context_full" or "cancelled") and its statistics."""
     text: str
     tokens: list
     finish_reason: str

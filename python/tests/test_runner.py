@@ -1,5 +1,6 @@
 """The LLM runner from Python on the bundled model: greedy generation equals `staticlm run`'s
-output on the same program; streaming pieces concatenate to the full text; stop strings, stop()
+output on the same program; unset sampling fields take the program's generation_config, as the
+CLI's do; streaming pieces concatenate to the full text; stop strings, stop()
 from a callback and from another thread (the GIL is released while generating); an exception in a
 callback propagates; bad configs raise with the C++ message; rpcmem falls back to the heap where
 the DSP library is absent (counted in the stats) and strict_io makes that an error; runners are
@@ -28,9 +29,9 @@ def runner(program):
 
 
 def test_greedy_generation_equals_the_cli(program, runner, cli):
-    code, out, err = cli("run", program, "-p", PROMPT, "-n", "24", "-q")
+    code, out, err = cli("run", program, "-p", PROMPT, "-n", "24", "--temp", "0", "-q")
     assert code == 0, err
-    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=24))
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=24, temperature=0))
     assert out.decode() == result.text + "\n"  # the CLI ends its output with a newline
     assert len(result.tokens) == 24 and result.finish_reason == "max_new_tokens"
     stats = result.stats
@@ -47,6 +48,36 @@ def test_greedy_generation_equals_the_cli(program, runner, cli):
     assert runner.position == 0
 
 
+def test_unset_fields_take_the_programs_generation_config(program, runner, cli):
+    # The bundled model's generation_config.json: do_sample, temperature 0.7, top_k 40, top_p 0.9,
+    # repetition_penalty 1.1.
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=24, seed=5))
+    assert result.stats.sampling == {"temperature": 0.7, "top_k": 40, "top_p": 0.9, "min_p": 0.0,
+                                     "repetition_penalty": 1.1, "seed": 5}
+    explicit = staticlm.GenerationConfig(max_new_tokens=24, seed=5, temperature=0.7, top_k=40, top_p=0.9,
+                                         repetition_penalty=1.1)
+    assert runner.generate(PROMPT, explicit).text == result.text
+    code, out, err = cli("run", program, "-p", PROMPT, "-n", "24", "--seed", "5", "-q")
+    assert code == 0, err
+    assert out.decode() == result.text + "\n"  # the CLI's defaults are the same
+    # A field given overrides its own: temperature 0 is greedy, with no seed to report.
+    greedy = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=24, temperature=0))
+    assert greedy.stats.sampling["temperature"] == 0 and greedy.stats.sampling["seed"] is None
+    assert greedy.stats.sampling["repetition_penalty"] == 1.1
+    # Without a seed each generation draws its own.
+    seeds = {runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=2)).stats.sampling["seed"]
+             for _ in range(3)}
+    assert len(seeds) == 3 and None not in seeds
+    with pytest.raises(staticlm.Error, match=r"GenerationConfig.seed: expected None \(a random seed\) or an integer"):
+        runner.generate(PROMPT, staticlm.GenerationConfig(seed=-1))
+
+
+def test_without_a_length_generation_runs_to_the_end_of_the_context(runner):
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=None, temperature=0))
+    assert result.finish_reason == "context_full"
+    assert result.stats.prompt_tokens + len(result.tokens) - 1 == runner.max_cache_len
+
+
 def test_streaming_pieces_concatenate_to_the_text(runner):
     config = staticlm.GenerationConfig(max_new_tokens=40, temperature=0.8, top_k=40, seed=3)
     pieces = list(runner.stream(PROMPT, config))
@@ -58,7 +89,7 @@ def test_streaming_pieces_concatenate_to_the_text(runner):
 
 
 def test_stop_strings_end_the_text_before_them(runner):
-    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=64, stop=(",",)))
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=64, temperature=0, stop=(",",)))
     assert result.finish_reason == "stop_string" and "," not in result.text
 
 
@@ -69,13 +100,13 @@ def test_stop_from_a_callback_and_from_another_thread(runner):
         seen.append(piece)
         if len(seen) == 3:
             runner.stop()
-    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=100), stop_after_three)
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=100, temperature=0), stop_after_three)
     assert result.finish_reason == "cancelled" and len(result.tokens) < 10
 
     started = threading.Event()
     outcome = []
     worker = threading.Thread(target=lambda: outcome.append(runner.generate(
-        PROMPT, staticlm.GenerationConfig(max_new_tokens=500), lambda piece: started.set())))
+        PROMPT, staticlm.GenerationConfig(max_new_tokens=500, temperature=0), lambda piece: started.set())))
     worker.start()
     assert started.wait(30)  # this thread runs while the other generates: the GIL is released
     runner.stop()

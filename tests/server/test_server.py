@@ -288,3 +288,30 @@ def test_the_web_page_in_headless_chromium(serve, long_model):
     server = serve(program=long_model)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     node_test("web_page_test.mjs", f"http://127.0.0.1:{server.port}", str(ARTIFACTS / "web_page.png"))
+
+
+def test_a_request_without_sampling_fields_samples_as_the_program_says(serve):
+    # The bundled model's generation_config.json: do_sample, temperature 0.7, top_k 40, top_p 0.9,
+    # repetition_penalty 1.1.
+    server = serve()
+
+    def text(**fields):
+        status, _, reply = server.post(COMPLETIONS, {"prompt": "And God said", "max_tokens": 24, **fields})
+        assert status == 200, reply
+        return reply["choices"][0]["text"]
+    defaults = text(seed=5)
+    assert defaults == text(seed=5, temperature=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1)
+    assert defaults != text(seed=5, temperature=1.0, top_k=0, top_p=1.0, repeat_penalty=1.0)  # OpenAI's
+    assert defaults != text(seed=6)
+    # A field given replaces its own: temperature 0 is greedy, whatever the seed.
+    assert text(temperature=0, seed=1) == text(temperature=0, seed=2)
+    # Without a seed, each request draws its own.
+    assert len({text() for _ in range(3)}) > 1
+
+
+def test_a_request_without_max_tokens_stops_where_the_context_ends(serve):
+    server = serve()
+    status, _, reply = server.post(COMPLETIONS, {"prompt": "And God said", "temperature": 0})
+    assert status == 200, reply
+    assert reply["choices"][0]["finish_reason"] == "length"
+    assert reply["usage"]["total_tokens"] == CONTEXT + 1  # the last token is never fed back

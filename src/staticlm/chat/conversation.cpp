@@ -28,34 +28,48 @@ ChatConversation::ChatConversation(const Engine& engine, const ProgramChatTempla
                                    std::unique_ptr<LlmSession> session)
     : engine_(engine), chat_(chat), session_(std::move(session)) {}
 
-Result<ChatTurn> ChatConversation::send(const std::string& user_text, const GenerationOptions& options,
-                                        const TextCallback& on_text) {
+Result<std::vector<int32_t>> ChatConversation::render_prompt(size_t first_turn, const std::string& user_text) const {
   STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, engine_.tokenizer());
   ChatRenderInputs inputs;
   if (!system_.empty()) {
     inputs.messages.push_back({{"role", "system"}, {"content", system_}});
   }
-  for (const auto& turn : turns_) {
-    inputs.messages.push_back(turn);
+  for (size_t i = first_turn; i < turns_.size(); ++i) {
+    inputs.messages.push_back(turns_[i]);
   }
   inputs.messages.push_back({{"role", "user"}, {"content", user_text}});
   STATICLM_ASSIGN_OR_RETURN(std::string rendered, chat_.chat_template.render(inputs));
-  STATICLM_ASSIGN_OR_RETURN(std::vector<int32_t> prompt, encode_chat_prompt(*tokenizer, rendered));
-  const auto prompt_len = static_cast<int64_t>(prompt.size());
-  const int64_t room = max_new_tokens_that_fit(prompt_len, context_length());
+  return encode_chat_prompt(*tokenizer, rendered);
+}
+
+Result<ChatTurn> ChatConversation::send(const std::string& user_text, const GenerationOptions& options,
+                                        const TextCallback& on_text) {
+  // Whole turns go, a user message with its reply, so the conversation still starts with a user
+  // message after the system one, as templates expect.
+  size_t dropped = 0;
+  std::vector<int32_t> prompt;
+  int64_t room = 0;
+  while (true) {
+    STATICLM_ASSIGN_OR_RETURN(prompt, render_prompt(dropped, user_text));
+    room = max_new_tokens_that_fit(static_cast<int64_t>(prompt.size()), context_length());
+    if (room >= options.max_new_tokens || dropped + 2 > turns_.size()) {
+      break;
+    }
+    dropped += 2;
+  }
   if (room < 1) {
-    return resource_exhausted("the conversation with this message is ", prompt_len, " tokens, and the context holds ",
-                              context_length(), ": reset the conversation (/reset), send a shorter message, or ",
-                              "export with a larger max_cache_len");
+    return resource_exhausted(system_.empty() ? "this message is " : "the system message and this message are ",
+                              prompt.size(), " tokens, and the context holds ", context_length(),
+                              ": send a shorter message, or export with a larger max_cache_len");
   }
   GenerationOptions limited = options;
   limited.reuse_cached_prefix = true;
   limited.add_special_tokens = false;
-  limited.max_new_tokens = std::min(options.max_new_tokens, room);
+  limited.stop_at_context_end = true;
   STATICLM_ASSIGN_OR_RETURN(GenerationResult result, engine_.generate(*session_, prompt, limited, on_text));
   ChatTurn turn;
-  turn.context_full =
-      result.stop_reason == StopReason::kMaxNewTokens && limited.max_new_tokens < options.max_new_tokens;
+  turn.dropped_turns = static_cast<int64_t>(dropped / 2);
+  turns_.erase(turns_.begin(), turns_.begin() + static_cast<std::ptrdiff_t>(dropped));
   turns_.push_back({{"role", "user"}, {"content", user_text}});
   turns_.push_back({{"role", "assistant"}, {"content", result.text}});
   turn.result = std::move(result);

@@ -25,9 +25,9 @@ GenerationOptions chat_generation_options(const Engine& engine, const ProgramCha
 
 struct ChatTurn {
   GenerationResult result;
-  // True when the reply stopped because the context is full (not at max_new_tokens the caller
-  // chose): the next turn cannot fit until the conversation is reset.
-  bool context_full = false;
+  // Earlier turns (each a user message and its reply) dropped from the start of the conversation
+  // so that this message fit with room for its reply.
+  int64_t dropped_turns = 0;
 };
 
 class ChatConversation {
@@ -44,14 +44,19 @@ class ChatConversation {
   int64_t context_length() const { return session_->max_cache_len(); }
 
   // Adds the user's message, generates the reply (at most `options.max_new_tokens`, fewer when the
-  // context fills first) and streams it; the reply joins the conversation, cut short or not.
-  // Fails with ResourceExhausted, before any work, when the conversation with this message no
-  // longer fits the context, saying what to do; the message is not added then.
+  // context fills first: StopReason::kContextFull) and streams it; the reply joins the
+  // conversation, cut short or not. When the conversation with this message leaves no room for
+  // max_new_tokens, the oldest turns are dropped first (the system message stays), and the cache
+  // of what still matches is reused. Fails with ResourceExhausted, before any work, when even the
+  // system message and this message alone leave no room for a token; nothing changes then.
   Result<ChatTurn> send(const std::string& user_text, const GenerationOptions& options,
                         const TextCallback& on_text = {});
 
  private:
   const Engine& engine_;
+  // The conversation from turns_[first_turn] on, then the user's message, as prompt tokens.
+  Result<std::vector<int32_t>> render_prompt(size_t first_turn, const std::string& user_text) const;
+
   const ProgramChatTemplate& chat_;
   std::unique_ptr<LlmSession> session_;
   std::string system_;

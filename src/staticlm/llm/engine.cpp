@@ -101,18 +101,22 @@ GenerationOptions Engine::default_generation() const {
 
 SamplingParams Engine::program_sampling_defaults() const {
   namespace key = hf_static_v1::key;
-  SamplingParams params;
   const ProgramFile& f = file();
-  const bool do_sample = metadata_bool(f, key::kGenerationDoSample).value_or(false);
-  if (!do_sample) {
-    return params;  // greedy, as transformers does without do_sample
-  }
-  params.temperature = metadata_float(f, key::kGenerationTemperature).value_or(1.0);
-  params.top_k = metadata_int(f, key::kGenerationTopK).value_or(0);
+  SamplingParams params;
+  // The warpers apply only when sampling, but generate(do_sample=True) on a config without
+  // do_sample still takes its other fields, so they are read either way.
+  params.temperature = metadata_bool(f, key::kGenerationDoSample).value_or(false)
+                           ? metadata_float(f, key::kGenerationTemperature).value_or(1.0)
+                           : 0.0;
+  params.top_k = metadata_int(f, key::kGenerationTopK).value_or(50);
   params.top_p = metadata_float(f, key::kGenerationTopP).value_or(1.0);
   params.min_p = metadata_float(f, key::kGenerationMinP).value_or(0.0);
   params.repetition_penalty = metadata_float(f, key::kGenerationRepetitionPenalty).value_or(1.0);
   return params;
+}
+
+Result<SamplingParams> Engine::choose_sampling(const SamplingOverrides& given) const {
+  return resolve_sampling(program_sampling_defaults(), given);
 }
 
 Result<GenerationResult> Engine::generate(LlmSession& session, std::string_view prompt,

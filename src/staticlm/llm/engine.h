@@ -8,8 +8,10 @@
 // - I/O allocator: the one named in EngineOptions; else the preferred allocator of the first
 //   delegate backend of the program that names one this build has (rpcmem for qnn); else heap.
 // - End of sequence: every id in the program's eos_token_ids metadata, plus the tokenizer's.
-// - Sampling: SamplingParams' defaults (greedy) unless the caller sets them;
-//   program_sampling_defaults() reports what the checkpoint's generation_config recommends.
+// - Sampling, as transformers' generate(): the checkpoint's generation_config (generation.*
+//   metadata; greedy unless do_sample), each parameter the caller gives overriding its own, and a
+//   fresh random seed unless one is given (choose_sampling). default_generation() stays greedy for
+//   callers that set sampling themselves.
 #pragma once
 
 #include <map>
@@ -21,6 +23,7 @@
 #include "staticlm/llm/allocator_registry.h"
 #include "staticlm/llm/contract.h"
 #include "staticlm/llm/generator.h"
+#include "staticlm/llm/sampling/sampling_choice.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 #include "staticlm/options/option_value.h"
 #include "staticlm/runtime/program.h"
@@ -66,8 +69,13 @@ class Engine {
 
   // GenerationOptions with the program's end-of-sequence ids (see above) and greedy sampling.
   GenerationOptions default_generation() const;
-  // What the checkpoint's generation_config.json recommends (generation.* metadata).
+  // What the checkpoint's generation_config.json recommends (generation.* metadata), with
+  // transformers' GenerationConfig defaults for what it leaves out (temperature 1, top_k 50,
+  // top_p 1, no min_p, repetition_penalty 1). Without do_sample: greedy, the repetition penalty
+  // still applied, as generate() applies it.
   SamplingParams program_sampling_defaults() const;
+  // program_sampling_defaults() with what the caller gave in place (resolve_sampling: its errors).
+  Result<SamplingParams> choose_sampling(const SamplingOverrides& given) const;
 
   // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text);
   // GenerationOptions::cancel stops it from another thread.

@@ -71,6 +71,7 @@ std::string_view stop_reason_name(StopReason reason) {
     case StopReason::kEos: return "end of sequence";
     case StopReason::kStopString: return "stop string";
     case StopReason::kMaxNewTokens: return "max new tokens";
+    case StopReason::kContextFull: return "context full";
     case StopReason::kCancelled: return "stopped by the caller";
   }
   return "unknown";
@@ -86,12 +87,25 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   }
   STATICLM_ASSIGN_OR_RETURN(Sampler sampler, Sampler::create(options.sampling, session.vocab_size()));
   const auto prompt_len = static_cast<int64_t>(prompt.size());
-  // The last generated token is never fed back, so max_new_tokens - 1 decode steps follow the prompt.
-  const int64_t needed = prompt_len + std::max<int64_t>(0, options.max_new_tokens - 1);
-  if (needed > session.max_cache_len()) {
-    return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens, " new tokens needs ",
-                        needed, " cache positions, but the program's cache holds ", session.max_cache_len(),
-                        "; shorten the prompt, lower max_new_tokens, or export with a larger max_cache_len");
+  // The last generated token is never fed back, so n new tokens need prompt_len + n - 1 positions.
+  const int64_t room = max_new_tokens_that_fit(prompt_len, session.max_cache_len());
+  int64_t max_new_tokens = options.max_new_tokens;
+  if (room < 1 || max_new_tokens > room) {
+    if (options.stop_at_context_end) {
+      if (room < 1) {
+        return out_of_range("the prompt (", prompt_len, " tokens) leaves no room for a new token in the program's ",
+                            "cache of ", session.max_cache_len(),
+                            "; shorten the prompt, or export with a larger max_cache_len");
+      }
+      max_new_tokens = room;
+    } else {
+      // Summed as unsigned: max_new_tokens may be as large as int64_t holds.
+      const uint64_t needed =
+          static_cast<uint64_t>(prompt_len) + static_cast<uint64_t>(std::max<int64_t>(0, options.max_new_tokens - 1));
+      return out_of_range("the prompt (", prompt_len, " tokens) plus ", options.max_new_tokens, " new tokens needs ",
+                          needed, " cache positions, but the program's cache holds ", session.max_cache_len(),
+                          "; shorten the prompt, lower max_new_tokens, or export with a larger max_cache_len");
+    }
   }
   for (size_t i = 0; i < prompt.size(); ++i) {
     if (prompt[i] < 0 || prompt[i] >= session.vocab_size()) {
@@ -125,7 +139,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   }
 
   const auto decode_start = Clock::now();
-  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+  for (int64_t step = 0; step < max_new_tokens; ++step) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       result.stop_reason = StopReason::kCancelled;
       break;
@@ -153,7 +167,10 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
       result.stop_reason = StopReason::kCancelled;
       break;
     }
-    if (step + 1 == options.max_new_tokens) {
+    if (step + 1 == max_new_tokens) {
+      if (max_new_tokens < options.max_new_tokens) {
+        result.stop_reason = StopReason::kContextFull;
+      }
       break;
     }
     STATICLM_RETURN_IF_ERROR(session.decode(

@@ -33,9 +33,15 @@ struct GenerationOptions {
   // Set from any thread to stop after the token being generated (Ctrl-C, a closed connection):
   // the result so far is returned with StopReason::kCancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // A max_new_tokens the cache cannot hold is refused up front; with this set, generation instead
+  // runs until the cache is full and stops there with StopReason::kContextFull (a chat reply, a
+  // server request without max_tokens: the caller wants "as much as fits", not an error).
+  bool stop_at_context_end = false;
 };
 
-enum class StopReason { kEos, kStopString, kMaxNewTokens, kCancelled };
+// kMaxNewTokens: the caller's max_new_tokens was reached; kContextFull: the cache filled first
+// (only with stop_at_context_end).
+enum class StopReason { kEos, kStopString, kMaxNewTokens, kContextFull, kCancelled };
 std::string_view stop_reason_name(StopReason reason);
 
 struct GenerationResult {
@@ -68,8 +74,9 @@ inline int64_t max_new_tokens_that_fit(int64_t prompt_len, int64_t cache_len) {
 }
 
 // Generates from token ids. Resets the session first unless reuse_cached_prefix. Fails with OutOfRange before any work
-// when the prompt plus max_new_tokens exceeds the session's cache, InvalidArgument for an empty
-// prompt, a token outside the vocabulary or bad sampling parameters.
+// when the prompt plus max_new_tokens exceeds the session's cache (with stop_at_context_end: only
+// when the prompt leaves room for no token at all), InvalidArgument for an empty prompt, a token
+// outside the vocabulary or bad sampling parameters.
 Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const int32_t> prompt,
                                          const GenerationOptions& options, const TokenCallback& on_token = {});
 

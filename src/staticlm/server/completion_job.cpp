@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <random>
+#include <limits>
 
 #include "staticlm/chat/conversation.h"
 
@@ -67,12 +67,11 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   GenerationOptions options =
       chat ? chat_generation_options(*model.engine, *model.chat) : model.engine->default_generation();
   options.reuse_cached_prefix = true;
-  options.sampling = request.sampling;
-  if (!request.seed_given) {
-    options.sampling.seed = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
-  }
+  STATICLM_ASSIGN_OR_RETURN(options.sampling, model.engine->choose_sampling(request.sampling));
   options.stop_strings.insert(options.stop_strings.end(), request.stop.begin(), request.stop.end());
-  options.max_new_tokens = request.max_tokens.value_or(room);
+  // Without max_tokens, as much as the context holds (StopReason::kContextFull when it fills).
+  options.max_new_tokens = request.max_tokens.value_or(std::numeric_limits<int64_t>::max());
+  options.stop_at_context_end = !request.max_tokens;
   STATICLM_ASSIGN_OR_RETURN(QueueTicket ticket, model.pool->enqueue());
   std::shared_ptr<CompletionJob> job(
       new CompletionJob(model, std::move(request), std::move(header), std::move(ticket)));

@@ -78,10 +78,10 @@ Status type_error(std::string_view field, std::string_view expected, const Json&
   return invalid_argument("'", field, "': expected ", expected, ", found ", found.type_name());
 }
 
-Result<double> number_in(const Json& body, std::string_view field, double low, double high, double fallback) {
+Result<std::optional<double>> number_in(const Json& body, std::string_view field, double low, double high) {
   auto it = body.find(field);
   if (it == body.end() || it->is_null()) {
-    return fallback;
+    return std::optional<double>();
   }
   if (!it->is_number()) {
     return type_error(field, "a number", *it);
@@ -90,7 +90,7 @@ Result<double> number_in(const Json& body, std::string_view field, double low, d
   if (!(value >= low && value <= high)) {
     return invalid_argument("'", field, "': expected a number in [", low, ", ", high, "], found ", value);
   }
-  return value;
+  return std::optional<double>(value);
 }
 
 Result<std::optional<int64_t>> integer(const Json& body, std::string_view field, int64_t low, int64_t high) {
@@ -374,22 +374,22 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
       request.max_tokens = max_completion;
     }
   }
-  SamplingParams& s = request.sampling;
-  STATICLM_ASSIGN_OR_RETURN(s.temperature, number_in(json, "temperature", 0.0, 2.0, 1.0));
-  STATICLM_ASSIGN_OR_RETURN(s.top_p, number_in(json, "top_p", 0.0, 1.0, 1.0));
+  SamplingOverrides& s = request.sampling;
+  STATICLM_ASSIGN_OR_RETURN(s.temperature, number_in(json, "temperature", 0.0, 2.0));
+  STATICLM_ASSIGN_OR_RETURN(s.top_p, number_in(json, "top_p", 0.0, 1.0));
   if (s.top_p == 0.0) {
     return field_error("top_p", "expected a number in (0, 1], found 0");
   }
-  STATICLM_ASSIGN_OR_RETURN(s.min_p, number_in(json, "min_p", 0.0, 0.999999, 0.0));
-  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, integer(json, "top_k", 0, kMaxInt));
-  s.top_k = top_k.value_or(0);
-  STATICLM_ASSIGN_OR_RETURN(s.frequency_penalty, number_in(json, "frequency_penalty", -2.0, 2.0, 0.0));
-  STATICLM_ASSIGN_OR_RETURN(s.presence_penalty, number_in(json, "presence_penalty", -2.0, 2.0, 0.0));
-  STATICLM_ASSIGN_OR_RETURN(s.repetition_penalty, number_in(json, "repeat_penalty", 0.01, 10.0, 1.0));
+  STATICLM_ASSIGN_OR_RETURN(s.min_p, number_in(json, "min_p", 0.0, 0.999999));
+  STATICLM_ASSIGN_OR_RETURN(s.top_k, integer(json, "top_k", 0, kMaxInt));
+  STATICLM_ASSIGN_OR_RETURN(s.frequency_penalty, number_in(json, "frequency_penalty", -2.0, 2.0));
+  STATICLM_ASSIGN_OR_RETURN(s.presence_penalty, number_in(json, "presence_penalty", -2.0, 2.0));
+  STATICLM_ASSIGN_OR_RETURN(s.repetition_penalty, number_in(json, "repeat_penalty", 0.01, 10.0));
   STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> seed, integer(json, "seed", std::numeric_limits<int64_t>::min(),
                                                                  std::numeric_limits<int64_t>::max()));
-  request.seed_given = seed.has_value();
-  s.seed = static_cast<uint64_t>(seed.value_or(0));
+  if (seed) {
+    s.seed = static_cast<uint64_t>(*seed);
+  }
   STATICLM_RETURN_IF_ERROR(parse_stop(json, limits, request.stop));
   STATICLM_ASSIGN_OR_RETURN(request.stream, boolean(json, "stream", false));
   if (auto it = json.find("stream_options"); it != json.end() && !it->is_null()) {

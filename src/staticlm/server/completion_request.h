@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/result.h"
-#include "staticlm/llm/sampling/sampler.h"
+#include "staticlm/llm/sampling/sampling_choice.h"
 
 namespace staticlm::server {
 
@@ -36,8 +36,9 @@ struct CompletionRequest {
   std::string prompt;
   std::optional<std::vector<int32_t>> prompt_tokens;
   std::optional<int64_t> max_tokens;  // absent: until the context is full
-  SamplingParams sampling;            // OpenAI's defaults: temperature 1, top_p 1
-  bool seed_given = false;
+  // What the request sets; the rest comes from the program's generation_config, and a request
+  // without a seed samples with a fresh random one (Engine::choose_sampling).
+  SamplingOverrides sampling;
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage

@@ -50,7 +50,6 @@ TEST(CompletionRequestTest, ReadsEverySupportedField) {
   EXPECT_EQ(request->sampling.frequency_penalty, 0.5);
   EXPECT_EQ(request->sampling.presence_penalty, -0.25);
   EXPECT_EQ(request->sampling.repetition_penalty, 1.1);
-  EXPECT_TRUE(request->seed_given);
   EXPECT_EQ(request->sampling.seed, static_cast<uint64_t>(int64_t{-3}));
   EXPECT_EQ(request->stop, (std::vector<std::string>{"\n\n", "END"}));
   EXPECT_TRUE(request->stream);
@@ -58,13 +57,11 @@ TEST(CompletionRequestTest, ReadsEverySupportedField) {
   EXPECT_EQ(request->template_kwargs["enable_thinking"], false);
 }
 
-TEST(CompletionRequestTest, AbsentFieldsTakeOpenAIsDefaults) {
+TEST(CompletionRequestTest, AbsentFieldsAreLeftToTheProgram) {
   auto request = chat(with_hello(""));
   ASSERT_TRUE(request.ok());
   EXPECT_FALSE(request->max_tokens.has_value()) << "absent: until the context is full";
-  EXPECT_EQ(request->sampling.temperature, 1.0);
-  EXPECT_EQ(request->sampling.top_p, 1.0);
-  EXPECT_FALSE(request->seed_given);
+  EXPECT_TRUE(request->sampling.empty()) << "absent: the program's generation_config, a random seed";
   EXPECT_FALSE(request->stream);
   EXPECT_TRUE(request->tools.is_null());
 }

@@ -51,7 +51,14 @@ Json error_json(const ApiError& error) {
 }
 
 std::string_view finish_reason(StopReason reason) {
-  return reason == StopReason::kMaxNewTokens ? "length" : "stop";
+  switch (reason) {
+    case StopReason::kMaxNewTokens:
+    case StopReason::kContextFull: return "length";
+    case StopReason::kEos:
+    case StopReason::kStopString:
+    case StopReason::kCancelled: return "stop";
+  }
+  return "stop";
 }
 
 Json usage_json(const GenerationResult& result) {

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "staticlm/llm/sampling/sampler.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/run_sampling.h"
 
 namespace staticlm::cli {
 
@@ -21,7 +21,7 @@ struct RunArgs {
   std::string prompt;
   int64_t max_new_tokens = 128;
   bool max_new_tokens_given = false;
-  SamplingParams sampling;
+  SamplingFlags sampling;
   std::vector<std::string> stop;
   bool quiet = false;
   bool chat = false;

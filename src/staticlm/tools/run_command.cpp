@@ -13,7 +13,8 @@ namespace staticlm::cli {
 namespace {
 
 // `load_seconds`: opening the engine and its session, everything before the first token is fed.
-void print_stats(const Engine& engine, double load_seconds, const GenerationResult& result) {
+void print_stats(const Engine& engine, double load_seconds, const GenerationResult& result, const RunArgs& args,
+                 const SamplingParams& sampling) {
   const double prefill_rate =
       result.prefill_seconds > 0 ? static_cast<double>(result.prompt_tokens.size()) / result.prefill_seconds : 0.0;
   const double decode_rate =
@@ -24,6 +25,7 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
   std::fprintf(stderr, "prompt: %zu tokens, prefill %.1f tok/s, time to first token %.3f s\n",
                result.prompt_tokens.size(), prefill_rate, result.time_to_first_token_seconds);
   std::fprintf(stderr, "generated: %zu tokens, decode %.1f tok/s\n", result.tokens.size(), decode_rate);
+  print_sampling(stderr, sampling, args.sampling);
   std::fprintf(stderr, "peak RSS: %s\n", human_bytes(result.peak_rss_bytes).c_str());
   std::string usage;
   for (const AllocatorUsage& entry : result.io.per_allocator) {
@@ -49,8 +51,11 @@ Status run_generation(const RunArgs& args) {
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   GenerationOptions options = engine->default_generation();
-  options.sampling = args.sampling;
+  STATICLM_ASSIGN_OR_RETURN(options.sampling, choose_sampling(*engine, args.sampling));
   options.max_new_tokens = args.max_new_tokens;
+  // The default length is a guess, so a long prompt gets what fits; an -n the user chose that
+  // cannot fit is refused before any work.
+  options.stop_at_context_end = !args.max_new_tokens_given;
   options.stop_strings = args.stop;
   auto result = engine->generate(*session, args.prompt, options, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -61,7 +66,7 @@ Status run_generation(const RunArgs& args) {
     return with_flag_names(result.status(), kRunFlags);
   }
   if (!args.quiet) {
-    print_stats(*engine, load_seconds, *result);
+    print_stats(*engine, load_seconds, *result, args, options.sampling);
   }
   return ok_status();
 }
@@ -74,22 +79,15 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("model", args->model.path, "Program file (.slm)")->required();
   app->add_option("-p,--prompt", args->prompt, "Prompt text");
   app->add_flag("--chat", args->chat,
-                "Hold a conversation: messages from stdin, the model's chat template, /reset, /exit");
+                "Hold a conversation: messages from stdin, the model's chat template; /help lists the commands");
   app->add_option("--system", args->system, "System message leading the conversation (--chat)");
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
   CLI::Option* max_new = app->add_option("-n,--max-new-tokens", args->max_new_tokens,
-                                         "Tokens to generate at most (--chat: per reply; default: until the context "
-                                         "is full)")
+                                         "Tokens to generate at most (fewer where the context ends first); --chat: "
+                                         "per reply, default a quarter of the context")
                              ->capture_default_str();
-  app->add_option("--temp", args->sampling.temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
-  app->add_option("--top-k", args->sampling.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
-  app->add_option("--top-p", args->sampling.top_p, "Nucleus sampling threshold")->capture_default_str();
-  app->add_option("--min-p", args->sampling.min_p, "Drop tokens below min_p x the top probability")
-      ->capture_default_str();
-  app->add_option("--repeat-penalty", args->sampling.repetition_penalty, "Repetition penalty (1 = off)")
-      ->capture_default_str();
-  app->add_option("--seed", args->sampling.seed, "Random seed")->capture_default_str();
+  add_sampling_flags(*app, args->sampling);
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
   add_engine_flags(*app, args->model);
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
