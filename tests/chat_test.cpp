@@ -283,7 +283,8 @@ TEST(ChatTest, RunChatAndInspectFromTheCommandLine) {
 
   auto plain = testing::run_cli("run " + program + " -n 2 --system x -p hi");
   EXPECT_NE(plain.exit_code, 0);
-  EXPECT_NE(plain.err.find("--system and --chat-template apply to --chat"), std::string::npos) << plain.err;
+  EXPECT_NE(plain.err.find("--system, --system-file and --chat-template apply to --chat"), std::string::npos)
+      << plain.err;
   auto both = testing::run_cli("run " + program + " --chat -p hi");
   EXPECT_NE(both.exit_code, 0);
   EXPECT_NE(both.err.find("--chat reads messages from stdin"), std::string::npos) << both.err;

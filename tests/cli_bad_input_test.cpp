@@ -85,7 +85,24 @@ TEST_F(CliBadInputTest, EveryFileAFlagNamesIsCheckedTheSameWay) {
                  "--api-key-file: '" + dir_ + "' is a directory, not a file");
   expect_refused("serve " + program_ + " --port 0 --chat-template " + missing,
                  "--chat-template: '" + missing + "': no such file");
-  expect_refused("run " + program_ + " --chat --chat-template " + dir_, "'" + dir_ + "' is a directory, not a file");
+  expect_refused("run " + program_ + " --chat --chat-template " + dir_,
+                 "--chat-template: '" + dir_ + "' is a directory, not a file");
+  expect_refused("run " + program_ + " -f " + dir_ + " -n 2", "--file: '" + dir_ + "' is a directory, not a file");
+  expect_refused("run " + program_ + " --chat --system-file " + missing,
+                 "--system-file: '" + missing + "': no such file");
+  expect_refused("run " + program_ + " -p hi -f " + text_, "give -p/--prompt or -f/--file, not both");
+}
+
+TEST_F(CliBadInputTest, APromptFileIsThePromptAsItIs) {
+  const std::string prompt = dir_ + "/prompt.txt";
+  std::ofstream(prompt) << "the quick brown";
+  const testing::CommandResult from_file = run_limited("run " + program_ + " -f " + prompt + " -n 6 --temp 0 -q");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  const testing::CommandResult inline_prompt =
+      run_limited("run " + program_ + " -p 'the quick brown' -n 6 --temp 0 -q");
+  ASSERT_EQ(inline_prompt.exit_code, 0) << inline_prompt.err;
+  EXPECT_EQ(from_file.out, inline_prompt.out);
+  EXPECT_FALSE(from_file.out.empty());
 }
 
 TEST_F(CliBadInputTest, ANegativeCountNamesItsFlag) {

@@ -19,6 +19,7 @@ inline constexpr std::pair<std::string_view, std::string_view> kRunFlags[] = {
 struct RunArgs {
   EngineArgs model;
   std::string prompt;
+  std::string prompt_file;  // -f: the prompt read from a file
   int64_t max_new_tokens = 128;
   bool max_new_tokens_given = false;
   SamplingFlags sampling;
@@ -26,6 +27,7 @@ struct RunArgs {
   bool quiet = false;
   bool chat = false;
   std::string system;
+  std::string system_file;  // --system-file: the system message read from a file
   std::string chat_template;
 };
 

@@ -126,7 +126,7 @@ void print_turn_stats(const ChatTurn& turn) {
 
 Status run_chat(const RunArgs& args) {
   if (!args.prompt.empty()) {
-    return invalid_argument("--chat reads messages from stdin; -p/--prompt is for a single generation");
+    return invalid_argument("--chat reads messages from stdin; -p/--prompt and -f/--file are for a single generation");
   }
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, engine->tokenizer());

@@ -7,6 +7,7 @@
 
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
+#include "staticlm/tools/input_files.h"
 #include "staticlm/tools/run_args.h"
 
 namespace staticlm::cli {
@@ -36,15 +37,43 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
                static_cast<unsigned long long>(result.io.fallbacks), human_bytes(result.io.fallback_bytes).c_str());
 }
 
+// Prompts and system messages larger than this are not what a context holds.
+constexpr uint64_t kMaxPromptFileBytes = 64 << 20;
+constexpr uint64_t kMaxChatTemplateBytes = 16 << 20;
+
+// -f and --system-file become the text they name, read through the checked path every flag's file
+// takes; --chat-template is checked the same way before the program is opened.
+Status read_run_files(RunArgs& args) {
+  if (!args.prompt_file.empty()) {
+    if (!args.prompt.empty()) {
+      return invalid_argument("give -p/--prompt or -f/--file, not both");
+    }
+    STATICLM_ASSIGN_OR_RETURN(args.prompt, read_input_file("--file", args.prompt_file, kMaxPromptFileBytes));
+    if (args.prompt.empty()) {
+      return invalid_argument("--file '", args.prompt_file, "': the file is empty");
+    }
+  }
+  if (!args.system_file.empty()) {
+    if (!args.system.empty()) {
+      return invalid_argument("give --system or --system-file, not both");
+    }
+    STATICLM_ASSIGN_OR_RETURN(args.system, read_input_file("--system-file", args.system_file, kMaxPromptFileBytes));
+  }
+  if (!args.chat_template.empty()) {
+    STATICLM_RETURN_IF_ERROR(read_input_file("--chat-template", args.chat_template, kMaxChatTemplateBytes).status());
+  }
+  return ok_status();
+}
+
 Status run_generation(const RunArgs& args) {
   if (args.chat) {
     return run_chat(args);
   }
   if (args.prompt.empty()) {
-    return invalid_argument("-p/--prompt is required (or --chat for a conversation)");
+    return invalid_argument("-p/--prompt or -f/--file is required (or --chat for a conversation)");
   }
   if (!args.system.empty() || !args.chat_template.empty()) {
-    return invalid_argument("--system and --chat-template apply to --chat");
+    return invalid_argument("--system, --system-file and --chat-template apply to --chat");
   }
   const auto start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
@@ -78,9 +107,11 @@ Command add_run_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("run", "Generate text from a prompt (text to stdout, stats to stderr)");
   app->add_option("model", args->model.path, "Program file (.slm)")->required();
   app->add_option("-p,--prompt", args->prompt, "Prompt text");
+  app->add_option("-f,--file", args->prompt_file, "Read the prompt from a file (as it is, newlines included)");
   app->add_flag("--chat", args->chat,
                 "Hold a conversation: messages from stdin, the model's chat template; /help lists the commands");
   app->add_option("--system", args->system, "System message leading the conversation (--chat)");
+  app->add_option("--system-file", args->system_file, "Read the system message from a file (--chat)");
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (--chat; docs/chat.md)");
   CLI::Option* max_new = app->add_option("-n,--max-new-tokens", args->max_new_tokens,
@@ -93,6 +124,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
   return {app, [args, max_new]() {
             args->max_new_tokens_given = max_new->count() > 0;
+            STATICLM_RETURN_IF_ERROR(read_run_files(*args));
             return run_generation(*args);
           }};
 }
