@@ -223,12 +223,12 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, *build.checkpoint, *constants, family_options));
 
   DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
-  auto prefill = build_decoder_graph(model.params, model.weights, constants, shape);
+  auto prefill = family->build(model, constants, shape);
   if (!prefill.ok()) {
     return prefill.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kPrefill, "'"));
   }
   shape.seq_len = 1;
-  auto decode = build_decoder_graph(model.params, model.weights, constants, shape);
+  auto decode = family->build(model, constants, shape);
   if (!decode.ok()) {
     return decode.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kDecode, "'"));
   }

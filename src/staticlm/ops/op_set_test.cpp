@@ -237,6 +237,43 @@ TEST(OpSetTest, Attention) {
                  "positions: expected dtype i32 or i64, found f32");
 }
 
+// What the executor plans with comes from the OpDef: which input carries positions, which ops act
+// row by row, and the attributes a kernel sees when the instance leaves them out.
+TEST(OpSetTest, OpDefsSayWhichInputHoldsPositionsAndWhichOpsAreRowWise) {
+  EXPECT_EQ(op_def(OpKind::kRope).positions_input, 1);
+  EXPECT_EQ(op_def(OpKind::kAttention).positions_input, 3);
+  EXPECT_EQ(op_def(OpKind::kKvCacheUpdate).positions_input, 2);
+  EXPECT_EQ(op_def(OpKind::kQkvRopeCache).positions_input, static_cast<int>(qkv_rope_cache::kPositions));
+  EXPECT_EQ(op_def(OpKind::kLinear).positions_input, kNoPositionsInput);
+  EXPECT_TRUE(op_def(OpKind::kAttention).row_wise);
+  EXPECT_TRUE(op_def(OpKind::kLinear).row_wise);
+  // Rows mix: a transpose or softmax over another axis, a cache update writing slots by position.
+  EXPECT_FALSE(op_def(OpKind::kTranspose).row_wise);
+  EXPECT_FALSE(op_def(OpKind::kSoftmax).row_wise);
+  EXPECT_FALSE(op_def(OpKind::kKvCacheUpdate).row_wise);
+}
+
+TEST(OpSetTest, DefaultAttributesAreWhatTheKernelsRead) {
+  const TensorSpec q = f32({1, 2, 4, 16});
+  const TensorSpec cache = f32({1, 2, 8, 16});
+  const TensorSpec positions = typed(DType::kI64, {2});
+  const TensorSpec* inputs[] = {&q, &cache, &cache, &positions};
+  const Attributes filled = with_default_attributes(OpKind::kAttention, inputs, {});
+  EXPECT_DOUBLE_EQ(*filled.get_float("scale"), 0.25);  // 1 / sqrt(16), as both attention kernels use
+  EXPECT_DOUBLE_EQ(attention_default_scale(16), 0.25);
+  const Attributes kept = with_default_attributes(OpKind::kAttention, inputs, {{"scale", 0.5}});
+  EXPECT_DOUBLE_EQ(*kept.get_float("scale"), 0.5);
+
+  const TensorSpec x = f32({1, 2, 3, 8});
+  const TensorSpec* rope_inputs[] = {&x, &positions};
+  const Attributes rope = with_default_attributes(OpKind::kRope, rope_inputs, {{"theta", 1e4}});
+  EXPECT_EQ(*rope.get_int("rotary_dim"), 8);
+  EXPECT_EQ(*rope.get_string("scaling"), "none");
+  const TensorSpec* norm_inputs[] = {&x, &x};
+  EXPECT_DOUBLE_EQ(*with_default_attributes(OpKind::kRmsNorm, norm_inputs, {}).get_float("eps"), kRmsNormDefaultEps);
+  EXPECT_TRUE(with_default_attributes(OpKind::kAdd, norm_inputs, {}).entries().empty());
+}
+
 TEST(OpSetTest, QkvRopeCacheProjectsRotatesAndUpdatesBothCaches) {
   const Attributes rope{{"theta", 10000.0}};
   const TensorSpec x = f32({1, 3, 8}), wq = typed(DType::kBF16, {16, 8}), wk = typed(DType::kBF16, {8, 8});
