@@ -213,6 +213,21 @@ Specs infer_attention(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{q};
 }
 
+// attention's, plus a window (slots a query attends, its own included; 0: every one up to it) and
+// a soft-cap of the scores (0: none).
+Specs infer_windowed_attention(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out, infer_attention(in, attrs));
+  STATICLM_ASSIGN_OR_RETURN(int64_t window, attrs.get_int_or("window", 0));
+  if (window < 0) {
+    return invalid_argument("attribute 'window': expected a value >= 0, found ", window);
+  }
+  STATICLM_ASSIGN_OR_RETURN(double softcap, attrs.get_float_or("softcap", 0.0));
+  if (!(softcap >= 0.0) || !std::isfinite(softcap)) {
+    return invalid_argument("attribute 'softcap': expected a finite value >= 0, found ", softcap);
+  }
+  return out;
+}
+
 // cache [B, Hkv, C, D], rows [B, S, Hkv, D], positions [S] -> cache.
 Specs infer_kv_cache_update(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& cache = *in[0];
@@ -369,6 +384,14 @@ Specs infer_gelu(InputSpecs in, const Attributes& attrs) {
   STATICLM_ASSIGN_OR_RETURN(std::string approximate, attrs.get_string_or("approximate", "none"));
   if (approximate != "none" && approximate != "tanh") {
     return invalid_argument("attribute 'approximate': expected none or tanh, found '", approximate, "'");
+  }
+  return infer_unary(in, attrs);
+}
+
+Specs infer_softcap(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(double cap, attrs.get_float("cap"));
+  if (!(cap > 0.0) || !std::isfinite(cap)) {
+    return invalid_argument("attribute 'cap': expected a finite value > 0, found ", cap);
   }
   return infer_unary(in, attrs);
 }
@@ -538,6 +561,11 @@ void qkv_rope_cache_defaults(InputSpecs in, Attributes& attrs) {
 void attention_defaults(InputSpecs in, Attributes& attrs) {
   set_if_absent(attrs, "scale", attention_default_scale(in[0]->shape[3]));
 }
+void windowed_attention_defaults(InputSpecs in, Attributes& attrs) {
+  attention_defaults(in, attrs);
+  set_if_absent(attrs, "window", int64_t{0});
+  set_if_absent(attrs, "softcap", 0.0);
+}
 void kv_cache_update_defaults(InputSpecs, Attributes& attrs) {
   set_if_absent(attrs, "in_place", int64_t{1});
 }
@@ -557,7 +585,7 @@ constexpr bool kNotRowWise = false;
 // Row-wise: linears, norms, rope, elementwise ops and casts act on each row alone; attention is
 // causal by position, so a row reads its own query and the caches; a reshape between chunk-shaped
 // shapes keeps each row's bytes together (total / rows).
-constexpr std::array<OpDef, 22> kOps = {{
+constexpr std::array<OpDef, 24> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding, kNotRowWise},
     {OpKind::kLinear, "linear", 2, 3, infer_linear, kRowWise},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm, kRowWise, kNoPositionsInput, rms_norm_defaults},
@@ -581,6 +609,9 @@ constexpr std::array<OpDef, 22> kOps = {{
     {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear, kRowWise},
     {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 10, infer_qkv_rope_cache, kNotRowWise,
      static_cast<int>(qkv_rope_cache::kPositions), qkv_rope_cache_defaults},
+    {OpKind::kWindowedAttention, "windowed_attention", 4, 4, infer_windowed_attention, kRowWise, 3,
+     windowed_attention_defaults},
+    {OpKind::kSoftcap, "softcap", 1, 1, infer_softcap, kRowWise},
 }};
 
 }  // namespace

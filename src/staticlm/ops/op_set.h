@@ -38,11 +38,13 @@ enum class OpKind : uint8_t {
   kCast,
   // Fused ops: each has a portable reference equal to the ops it replaces (docs/ops.md), so a
   // backend's pass may introduce it and every backend can still run the program.
-  kSwiglu,        // silu(gate) * up
-  kMultiLinear,   // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
-  kLinearAdd,     // residual + linear(x, w, b): o_proj / down_proj with the residual connection
-  kSwigluLinear,  // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
-  kQkvRopeCache,  // q / k / v projections, rope on q and k, k and v written into the caches in place
+  kSwiglu,             // silu(gate) * up
+  kMultiLinear,        // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
+  kLinearAdd,          // residual + linear(x, w, b): o_proj / down_proj with the residual connection
+  kSwigluLinear,       // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
+  kQkvRopeCache,       // q / k / v projections, rope on q and k, k and v written into the caches in place
+  kWindowedAttention,  // attention over the last `window` slots, scores soft-capped (Gemma, Mistral)
+  kSoftcap,            // cap * tanh(x / cap): Gemma's logit soft-capping
 };
 
 // The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.

@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 22u);
+  ASSERT_EQ(all_ops().size(), 24u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -76,7 +76,8 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache)"),
+  EXPECT_NE(missing.status().message().find(
+                "swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache, windowed_attention, softcap)"),
             std::string::npos);
 }
 
@@ -272,6 +273,37 @@ TEST(OpSetTest, DefaultAttributesAreWhatTheKernelsRead) {
   const TensorSpec* norm_inputs[] = {&x, &x};
   EXPECT_DOUBLE_EQ(*with_default_attributes(OpKind::kRmsNorm, norm_inputs, {}).get_float("eps"), kRmsNormDefaultEps);
   EXPECT_TRUE(with_default_attributes(OpKind::kAdd, norm_inputs, {}).entries().empty());
+}
+
+TEST(OpSetTest, WindowedAttentionIsAttentionWithAWindowAndASoftCap) {
+  const TensorSpec cache = f32({1, 2, 16, 8});
+  const TensorSpec positions = typed(DType::kI64, {3});
+  const TensorSpec q = f32({1, 3, 4, 8});
+  expect_spec(infer(OpKind::kWindowedAttention, {q, cache, cache, positions},
+                    Attributes{{"window", int64_t{4}}, {"softcap", 50.0}}),
+              q);
+  expect_spec(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}), q);
+  expect_refused(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}, Attributes{{"window", int64_t{-1}}}),
+                 "attribute 'window': expected a value >= 0, found -1");
+  expect_refused(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}, Attributes{{"softcap", -2.0}}),
+                 "attribute 'softcap': expected a finite value >= 0, found -2");
+  expect_refused(infer(OpKind::kWindowedAttention, {f32({1, 3, 3, 8}), cache, cache, positions}),
+                 "query heads (3) must be a multiple of kv heads (2)");
+  const TensorSpec* inputs[] = {&q, &cache, &cache, &positions};
+  const Attributes filled = with_default_attributes(OpKind::kWindowedAttention, inputs, {});
+  EXPECT_EQ(*filled.get_int("window"), 0);
+  EXPECT_DOUBLE_EQ(*filled.get_float("softcap"), 0.0);
+  EXPECT_DOUBLE_EQ(*filled.get_float("scale"), attention_default_scale(8));
+  EXPECT_EQ(op_def(OpKind::kWindowedAttention).positions_input, 3);
+}
+
+TEST(OpSetTest, SoftcapNeedsAPositiveCap) {
+  expect_spec(infer(OpKind::kSoftcap, {f32({2, 5})}, Attributes{{"cap", 30.0}}), f32({2, 5}));
+  expect_refused(infer(OpKind::kSoftcap, {f32({2, 5})}), "attribute 'cap'");
+  expect_refused(infer(OpKind::kSoftcap, {f32({2, 5})}, Attributes{{"cap", 0.0}}),
+                 "attribute 'cap': expected a finite value > 0, found 0");
+  expect_refused(infer(OpKind::kSoftcap, {typed(DType::kF16, {2})}, Attributes{{"cap", 1.0}}),
+                 "input: expected dtype f32, found f16");
 }
 
 TEST(OpSetTest, QkvRopeCacheProjectsRotatesAndUpdatesBothCaches) {
