@@ -51,6 +51,15 @@ Result<ValueId> DecoderBuilder::embed(ConstantId table) {
   return graph_->add(OpKind::kEmbedding, {w, input_ids_});
 }
 
+Result<ValueId> DecoderBuilder::scale(ValueId x, ConstantId factor, std::string_view role) {
+  STATICLM_ASSIGN_OR_RETURN(ValueId value, weight(factor, {1}, role));
+  return graph_->add(OpKind::kMul, {x, value});
+}
+
+Result<ValueId> DecoderBuilder::softcap(ValueId x, double cap) {
+  return graph_->add(OpKind::kSoftcap, {x}, {{"cap", cap}});
+}
+
 Result<ValueId> DecoderBuilder::rms_norm(ValueId x, ConstantId w, int64_t dim, std::string_view role) {
   STATICLM_ASSIGN_OR_RETURN(ValueId norm, weight(w, {dim}, role));
   return graph_->add(OpKind::kRmsNorm, {x, norm}, {{"eps", params_.rms_norm_eps}});
@@ -136,8 +145,18 @@ Result<ValueId> DecoderBuilder::self_attention(int64_t layer, ValueId h, const D
     STATICLM_RETURN_IF_ERROR(add_returned_rows(k, spec::new_key_name(layer)));
     STATICLM_RETURN_IF_ERROR(add_returned_rows(v, spec::new_value_name(layer)));
   }
-  STATICLM_ASSIGN_OR_RETURN(
-      ValueId attended, graph_->add(OpKind::kAttention, {q, keys, values, positions_}, {{"scale", attention.scale}}));
+  // A window as long as the cache never bites: such a layer keeps the plain attention's kernels.
+  const bool windowed = attention.window > 0 && attention.window < shape_.cache_len;
+  ValueId attended = kNoValue;
+  if (windowed || attention.softcap > 0.0) {
+    STATICLM_ASSIGN_OR_RETURN(attended, graph_->add(OpKind::kWindowedAttention, {q, keys, values, positions_},
+                                                    {{"scale", attention.scale},
+                                                     {"window", windowed ? attention.window : int64_t{0}},
+                                                     {"softcap", attention.softcap}}));
+  } else {
+    STATICLM_ASSIGN_OR_RETURN(
+        attended, graph_->add(OpKind::kAttention, {q, keys, values, positions_}, {{"scale", attention.scale}}));
+  }
   return reshape(attended, {1, shape_.seq_len, heads * params_.head_dim});
 }
 

@@ -1,8 +1,8 @@
 // The helpers a model family composes its method graph from, as llama.cpp's per-architecture
-// graph builders do: norms, projections, self-attention (scale and rope per layer), the gated MLP
-// with its activation, the head. start() adds the hf_static v1 inputs (input_ids, cache_position,
-// every layer's caches), finish() the logits output, so a family's graph meets
-// docs/hf_static_v1.md by construction.
+// graph builders do: norms, projections, self-attention (scale, window, soft-cap and rope per
+// layer), the gated MLP with its activation, embedding scaling, the head and its soft-cap.
+// start() adds the hf_static v1 inputs (input_ids, cache_position, every layer's caches),
+// finish() the logits output, so a family's graph meets docs/hf_static_v1.md by construction.
 //
 // Every helper that reads a weight checks the constant has the shape the hyper-parameters imply
 // and fails with InvalidArgument naming the constant and its role ("layer 3 q_proj"); a missing
@@ -20,9 +20,6 @@
 #include "staticlm/graph/graph.h"
 
 namespace staticlm {
-
-// The activation of a gated MLP's gate: act(gate) * up.
-enum class Activation { kSilu, kGelu, kGeluTanh };
 
 class DecoderBuilder {
  public:
@@ -44,6 +41,10 @@ class DecoderBuilder {
 
   // The token embeddings of input_ids: [1, S, hidden].
   Result<ValueId> embed(ConstantId table);
+  // x times the f32 [1] constant `factor`.
+  Result<ValueId> scale(ValueId x, ConstantId factor, std::string_view role);
+  // cap * tanh(x / cap).
+  Result<ValueId> softcap(ValueId x, double cap);
   // RMSNorm of x's last dimension (`dim` wide) with weight `w` and the model's eps.
   Result<ValueId> rms_norm(ValueId x, ConstantId w, int64_t dim, std::string_view role);
   // x . wᵀ (+ bias), w being [out, in].
@@ -54,7 +55,9 @@ class DecoderBuilder {
   // The self-attention of `layer` on the normed hidden state h, up to (not including) o_proj:
   // q / k / v projections with their optional biases, per-head q / k norms where the weights
   // have them, the layer's rope, the cache writes (in place, or the new rows as the returned
-  // form's outputs) and attention over the caches. Returns [1, S, heads * head_dim].
+  // form's outputs) and attention over the caches: windowed_attention where the layer's window
+  // is shorter than the cache or its scores are soft-capped, attention otherwise. Returns
+  // [1, S, heads * head_dim].
   Result<ValueId> self_attention(int64_t layer, ValueId h, const DecoderLayerWeights& w,
                                  const LayerAttention& attention);
   // o_proj (+ bias) of self_attention's result: [1, rows, hidden].

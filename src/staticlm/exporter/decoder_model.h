@@ -30,7 +30,12 @@ struct DecoderHyperParams {
 struct LayerAttention {
   double scale = 1.0;              // of the scores q . k
   std::optional<RopeParams> rope;  // empty: the layer's queries and keys are not rotated
+  int64_t window = 0;              // > 0: a query attends its own slot and the window - 1 before it
+  double softcap = 0.0;            // > 0: scores become softcap * tanh(score / softcap)
 };
+
+// The activation of a gated MLP's gate: down(act(gate) * up).
+enum class Activation { kSilu, kGelu, kGeluTanh };
 
 inline constexpr ConstantId kNoConstant = -1;
 
@@ -46,7 +51,9 @@ struct DecoderLayerWeights {
   ConstantId o_bias = kNoConstant;
   ConstantId q_norm = kNoConstant;  // Qwen3: RMSNorm over head_dim before RoPE
   ConstantId k_norm = kNoConstant;
-  ConstantId post_attention_norm = kNoConstant;
+  ConstantId post_attention_norm = kNoConstant;    // Llama: before the MLP; Gemma: on attention's output
+  ConstantId pre_feedforward_norm = kNoConstant;   // Gemma
+  ConstantId post_feedforward_norm = kNoConstant;  // Gemma
   ConstantId gate_proj = kNoConstant;
   ConstantId up_proj = kNoConstant;
   ConstantId down_proj = kNoConstant;
@@ -55,7 +62,8 @@ struct DecoderLayerWeights {
 struct DecoderWeights {
   ConstantId embed_tokens = kNoConstant;
   ConstantId final_norm = kNoConstant;
-  ConstantId lm_head = kNoConstant;  // equals embed_tokens when the embeddings are tied
+  ConstantId lm_head = kNoConstant;          // equals embed_tokens when the embeddings are tied
+  ConstantId embedding_scale = kNoConstant;  // f32 [1] the embeddings are multiplied by (Gemma)
   std::vector<DecoderLayerWeights> layers;
 };
 
@@ -63,6 +71,8 @@ struct DecoderModel {
   DecoderHyperParams params;
   std::vector<LayerAttention> attention;  // one per layer
   DecoderWeights weights;
+  Activation activation = Activation::kSilu;
+  double final_softcap = 0.0;  // > 0: logits become final_softcap * tanh(logit / final_softcap)
 };
 
 }  // namespace staticlm

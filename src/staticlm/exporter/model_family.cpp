@@ -8,12 +8,26 @@
 namespace staticlm {
 namespace {
 
-constexpr std::array<ModelFamily, 4> kFamilies = {{
-    {"LlamaForCausalLM", load_llama, build_llama_graph},
-    {"Qwen2ForCausalLM", load_qwen2, build_llama_graph},
-    {"MistralForCausalLM", load_mistral, build_llama_graph},
-    {"Qwen3ForCausalLM", load_qwen3, build_llama_graph},
+const std::array<ModelFamily, 7> kFamilies = {{
+    {"LlamaForCausalLM", {}, load_llama, build_llama_graph},
+    {"Qwen2ForCausalLM", {}, load_qwen2, build_llama_graph},
+    {"MistralForCausalLM", {}, load_mistral, build_llama_graph},
+    {"Qwen3ForCausalLM", {}, load_qwen3, build_llama_graph},
+    {"Gemma2ForCausalLM", kGemma2ConfigDefaults, load_gemma2, build_gemma_graph},
+    {"Gemma3ForCausalLM", kGemma3TextConfigDefaults, load_gemma3, build_gemma_graph},
+    {"Gemma3ForConditionalGeneration", kGemma3TextConfigDefaults, load_gemma3, build_gemma_graph},
 }};
+
+const ModelFamily* family_of(std::span<const std::string> architectures) {
+  for (const std::string& architecture : architectures) {
+    for (const ModelFamily& family : kFamilies) {
+      if (family.architecture == architecture) {
+        return &family;
+      }
+    }
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -21,13 +35,14 @@ std::span<const ModelFamily> model_families() {
   return kFamilies;
 }
 
+std::string_view model_family_config_defaults(std::span<const std::string> architectures) {
+  const ModelFamily* family = family_of(architectures);
+  return family != nullptr ? family->config_defaults : std::string_view();
+}
+
 Result<const ModelFamily*> find_model_family(const HfConfig& config) {
-  for (const std::string& architecture : config.architectures) {
-    for (const ModelFamily& family : kFamilies) {
-      if (family.architecture == architecture) {
-        return &family;
-      }
-    }
+  if (const ModelFamily* family = family_of(config.architectures)) {
+    return family;
   }
   std::vector<std::string> supported;
   for (const ModelFamily& family : kFamilies) {

@@ -26,6 +26,8 @@ struct FamilyOptions {
 
 struct ModelFamily {
   std::string_view architecture;
+  // The JSON defaults of the family's config class (HfConfigDefaults); empty: none needed.
+  std::string_view config_defaults;
   // Reads hyper-parameters and maps tensors into `constants`. Errors name config.json or the
   // checkpoint directory and the key or tensor.
   Result<DecoderModel> (*load)(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
@@ -37,6 +39,9 @@ struct ModelFamily {
 };
 
 std::span<const ModelFamily> model_families();
+
+// The config defaults of the family of `architectures` (HfConfig::load's `defaults`).
+std::string_view model_family_config_defaults(std::span<const std::string> architectures);
 
 // The family for the config's architectures. Fails with Unimplemented listing the supported
 // architectures.

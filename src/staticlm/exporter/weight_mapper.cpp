@@ -1,5 +1,8 @@
 #include "staticlm/exporter/weight_mapper.h"
 
+#include <cstring>
+#include <vector>
+
 namespace staticlm {
 
 Result<ConstantId> WeightMapper::optional(const std::string& name) {
@@ -21,6 +24,24 @@ Result<ConstantId> WeightMapper::optional(const std::string& name) {
 Result<ConstantId> WeightMapper::require(const std::string& name) {
   STATICLM_RETURN_IF_ERROR(checkpoint_.get(name).status());
   return optional(name);
+}
+
+Result<ConstantId> WeightMapper::require_shifted(const std::string& name, float offset) {
+  STATICLM_ASSIGN_OR_RETURN(const SafetensorsTensor* tensor, checkpoint_.get(name));
+  if (ConstantId existing = constants_.find(name); existing >= 0) {
+    return existing;
+  }
+  auto source = shifted_f32_source(*tensor, offset);
+  if (!source.ok()) {
+    return source.status().with_context(str_cat("'", tensor->file, "': tensor '", name, "'"));
+  }
+  return constants_.add(name, DType::kF32, tensor->shape, std::move(source).value());
+}
+
+Result<ConstantId> WeightMapper::scalar(const std::string& name, float value) {
+  std::vector<uint8_t> bytes(sizeof(float));
+  std::memcpy(bytes.data(), &value, sizeof(float));
+  return constants_.add(name, DType::kF32, {1}, make_owned_source(std::move(bytes)));
 }
 
 Result<DecoderLayerWeights> WeightMapper::llama_layer(int64_t layer, bool qkv_bias, bool o_bias, bool qk_norm) {

@@ -23,6 +23,12 @@ class WeightMapper {
   Result<ConstantId> require(const std::string& name);
   // kNoConstant when the checkpoint has no such tensor.
   Result<ConstantId> optional(const std::string& name);
+  // As require(), each value shifted by `offset` and stored f32: Gemma's RMSNorm weights, which
+  // apply as (1 + w), folded into plain RMSNorm weights. Exact with respect to Hugging Face, which
+  // adds 1 to the f32 weight too.
+  Result<ConstantId> require_shifted(const std::string& name, float offset);
+  // A constant the model defines rather than the checkpoint stores: f32 [1] holding `value`.
+  Result<ConstantId> scalar(const std::string& name, float value);
   // The standard per-layer tensors "model.layers.{i}.{suffix}" of a Llama-style block.
   Result<DecoderLayerWeights> llama_layer(int64_t layer, bool qkv_bias, bool o_bias, bool qk_norm);
   // Embedding, final norm and lm_head (tied to the embedding when the config says so).
