@@ -16,7 +16,7 @@ sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from fixturegen import checkpoint, reference_model, self_checks, tokenizer  # noqa: E402
+from fixturegen import checkpoint, gemma_tokenizer, reference_model, self_checks, tokenizer  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -25,7 +25,7 @@ PROMPT_LEN = 20
 GREEDY_STEPS = 16
 MIN_GREEDY_MARGIN = 0.02  # reseed a family whose greedy top-2 logits are closer than this
 MIN_GREEDY_DISTINCT = 6  # reseed a family whose greedy continuation is (nearly) one repeated token
-SIZE_BUDGET_BYTES = 1_600_000
+SIZE_BUDGET_BYTES = 2_000_000
 TRANSFORMERS_VERSION = "4.51.3"
 # o_proj / down_proj write into the residual stream this much louder than their input, so the
 # stream outgrows the (0.3-std) token embedding; with tied embeddings a weaker stream makes the
@@ -156,6 +156,90 @@ FAMILIES = {
     },
 }
 
+# The Gemma families: their own tokenizer (Gemma's layout, gemma_tokenizer.py) and config.json as
+# Gemma3TextConfig (transformers 4.55: layer_types written out) and Gemma2Config (4.42: no
+# layer_types, the alternation implied) write it. Every other key as the real checkpoints have it.
+GEMMA_VOCAB_SIZE = 384
+GEMMA_COMMON = {
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": gemma_tokenizer.BOS,
+    "eos_token_id": gemma_tokenizer.EOS,
+    "head_dim": 16,
+    "hidden_activation": "gelu_pytorch_tanh",
+    # sqrt(48) = 6.928... is not a bfloat16: the embedding scale's rounding to the model dtype shows.
+    "hidden_size": 48,
+    "initializer_range": 0.02,
+    "intermediate_size": 64,
+    "max_position_embeddings": 512,
+    "num_attention_heads": 4,
+    "num_hidden_layers": 4,
+    "pad_token_id": gemma_tokenizer.PAD,
+    "rms_norm_eps": 1e-06,
+    "use_cache": True,
+    "vocab_size": GEMMA_VOCAB_SIZE,
+}
+GEMMA_FAMILIES = {
+    "gemma3": {
+        "seed": 1006,
+        "config": {
+            **GEMMA_COMMON,
+            "_sliding_window_pattern": 3,
+            "architectures": ["Gemma3ForCausalLM"],
+            "attn_logit_softcapping": None,
+            "final_logit_softcapping": None,
+            "layer_types": ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
+            "model_type": "gemma3_text",
+            "num_key_value_heads": 1,
+            # != head_dim: the attention scale is query_pre_attn_scalar ** -0.5.
+            "query_pre_attn_scalar": 24,
+            "rope_local_base_freq": 10000.0,
+            # As the 4B and larger checkpoints: linear scaling on the global layers only.
+            "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+            "rope_theta": 1000000.0,
+            # Shorter than the prompt and than a prefill chunk of 8.
+            "sliding_window": 5,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.55.0",
+            "use_bidirectional_attention": False,
+        },
+        "generation": {
+            "bos_token_id": gemma_tokenizer.BOS,
+            "cache_implementation": "hybrid",
+            "eos_token_id": [gemma_tokenizer.EOS, gemma_tokenizer.END_OF_TURN],
+            "pad_token_id": gemma_tokenizer.PAD,
+            "top_k": 64,
+            "top_p": 0.95,
+        },
+    },
+    "gemma2": {
+        "seed": 1007,
+        "config": {
+            **GEMMA_COMMON,
+            "architectures": ["Gemma2ForCausalLM"],
+            # Small enough that the tanh bends the scores and logits of these random weights.
+            "attn_logit_softcapping": 3.0,
+            "cache_implementation": "hybrid",
+            "final_logit_softcapping": 4.0,
+            "hidden_act": "gelu_pytorch_tanh",
+            "model_type": "gemma2",
+            "num_key_value_heads": 2,
+            "query_pre_attn_scalar": 16,
+            "rope_theta": 10000.0,
+            "sliding_window": 6,
+            # As gemma-2-2b: float32, so the embedding scale is sqrt(48) rounded to float32.
+            "torch_dtype": "float32",
+            "transformers_version": "4.42.4",
+        },
+        "generation": {
+            "bos_token_id": gemma_tokenizer.BOS,
+            "cache_implementation": "hybrid",
+            "eos_token_id": [gemma_tokenizer.EOS, gemma_tokenizer.END_OF_TURN],
+            "pad_token_id": gemma_tokenizer.PAD,
+        },
+    },
+}
+
 SHARDED_FAMILY, SHARDED_DIR = "llama", "llama_sharded"
 
 NOTES = (
@@ -172,6 +256,8 @@ def json_text(value, sort_keys=True):
 
 
 def make_config(family):
+    if family in GEMMA_FAMILIES:
+        return dict(sorted(GEMMA_FAMILIES[family]["config"].items()))
     config = {**COMMON, **FAMILIES[family]["config"]}
     return dict(sorted(config.items()))
 
@@ -204,15 +290,47 @@ def make_weights(spec, maker):
         maker.normal("lm_head.weight", (spec.vocab_size, spec.hidden_size), 0.3)
 
 
+# Gemma's norm weights apply as (1 + w). The post-attention and post-feedforward norms are centred
+# on w = 3 (a gain of 4) so that the blocks' outputs outweigh the scaled embedding in the residual
+# stream: weaker, the tied head predicts the input token again and greedy runs repeat one token.
+GEMMA_POST_NORM_MEAN = 3.0
+
+
+def make_gemma_weights(spec, maker):
+    """Gemma's tensors in its modules' order; norm weights are centred on 0 (they apply as 1 + w)
+    except the post-norms (GEMMA_POST_NORM_MEAN)."""
+    maker.normal("model.embed_tokens.weight", (spec.vocab_size, spec.hidden_size), 0.3)
+    q_width, kv_width = spec.num_heads * spec.head_dim, spec.num_kv_heads * spec.head_dim
+    for i in range(spec.num_layers):
+        p = f"model.layers.{i}."
+        maker.linear(p + "self_attn.q_proj.weight", q_width, spec.hidden_size)
+        maker.linear(p + "self_attn.k_proj.weight", kv_width, spec.hidden_size)
+        maker.linear(p + "self_attn.v_proj.weight", kv_width, spec.hidden_size)
+        maker.linear(p + "self_attn.o_proj.weight", spec.hidden_size, q_width)
+        if spec.qk_norm:
+            maker.normal(p + "self_attn.q_norm.weight", (spec.head_dim,), 0.1)
+            maker.normal(p + "self_attn.k_norm.weight", (spec.head_dim,), 0.1)
+        maker.linear(p + "mlp.gate_proj.weight", spec.intermediate_size, spec.hidden_size)
+        maker.linear(p + "mlp.up_proj.weight", spec.intermediate_size, spec.hidden_size)
+        maker.linear(p + "mlp.down_proj.weight", spec.hidden_size, spec.intermediate_size)
+        for norm in ("input", "post_attention", "pre_feedforward", "post_feedforward"):
+            mean = GEMMA_POST_NORM_MEAN if norm.startswith("post") else 0.0
+            maker.normal(p + norm + "_layernorm.weight", (spec.hidden_size,), 0.1, mean)
+    maker.normal("model.norm.weight", (spec.hidden_size,), 0.1)
+
+
 def build_family(family):
     """Draws weights and a prompt, computes and self-checks the reference; reseeds on a near tie."""
     config = make_config(family)
     spec = reference_model.ModelSpec.from_config(config)
+    gemma = family in GEMMA_FAMILIES
     for attempt in range(10):
-        seed = FAMILIES[family]["seed"] + 100 * attempt
+        seed = (GEMMA_FAMILIES if gemma else FAMILIES)[family]["seed"] + 100 * attempt
         maker = checkpoint.WeightMaker(seed)
-        make_weights(spec, maker)
-        prompt = [int(t) for t in maker.rng.randint(0, 256, size=PROMPT_LEN)]
+        (make_gemma_weights if gemma else make_weights)(spec, maker)
+        # Gemma's prompts avoid its special tokens (ids below the byte tokens).
+        low, high = (len(gemma_tokenizer.SPECIAL_TOKENS), spec.vocab_size) if gemma else (0, 256)
+        prompt = [int(t) for t in maker.rng.randint(low, high, size=PROMPT_LEN)]
         weights = {n: torch.from_numpy(checkpoint.bf16_bits_to_float64(b)) for n, b in maker.tensors.items()}
         logits = reference_model.forward(weights, spec, prompt)
         greedy, margins = reference_model.greedy(weights, spec, prompt, GREEDY_STEPS)
@@ -243,6 +361,9 @@ def build_family(family):
 
 
 def generation_config(family):
+    if family in GEMMA_FAMILIES:
+        version = GEMMA_FAMILIES[family]["config"]["transformers_version"]
+        return dict(sorted({**GEMMA_FAMILIES[family]["generation"], "transformers_version": version}.items()))
     fields = {"bos_token_id": BOS, **FAMILIES[family]["generation"], "transformers_version": TRANSFORMERS_VERSION}
     return dict(sorted(fields.items()))
 
@@ -258,10 +379,13 @@ def write_family(directory, family, config, tensors, reference, logits_bytes, to
     (directory / "config.json").write_text(json_text(config))
     (directory / "generation_config.json").write_text(json_text(generation_config(family)))
     (directory / "tokenizer.json").write_text(tokenizer_text)
-    bos, eos, pad, tokenizer_class = FAMILIES[family]["tokenizer"]
-    tokenizer_config = tokenizer.tokenizer_config(
-        VOCAB_SIZE - len(tokenizer.SPECIAL_TOKENS), bos, eos, pad, tokenizer_class, config["max_position_embeddings"]
-    )
+    if family in GEMMA_FAMILIES:
+        tokenizer_config = gemma_tokenizer.tokenizer_config(config["max_position_embeddings"])
+    else:
+        bos, eos, pad, tokenizer_class = FAMILIES[family]["tokenizer"]
+        tokenizer_config = tokenizer.tokenizer_config(
+            VOCAB_SIZE - len(tokenizer.SPECIAL_TOKENS), bos, eos, pad, tokenizer_class, config["max_position_embeddings"]
+        )
     (directory / "tokenizer_config.json").write_text(json_text(tokenizer_config))
     if sharded:
         # The logits are the unsharded family's file (same weights, same numbers); sharing it
@@ -315,6 +439,21 @@ def build_tokenizer():
     return text, "{\n" + "\n".join(lines) + "\n}\n", len(merges)
 
 
+def build_gemma_tokenizer():
+    """Gemma's tokenizer.json and the ids its encoder gives the cases (no <bos> added)."""
+    vocab, merges = gemma_tokenizer.train(GEMMA_VOCAB_SIZE)
+    assert len(vocab) == GEMMA_VOCAB_SIZE
+    cases = []
+    for text in gemma_tokenizer.CASES + tokenizer.TOKENIZER_CASES:
+        ids = gemma_tokenizer.encode(text, vocab, merges)
+        assert gemma_tokenizer.decode(ids, vocab) == text, f"gemma tokenizer round trip failed on {text!r}"
+        cases.append({"text": text, "ids": ids})
+    corpus_ids = gemma_tokenizer.encode(tokenizer.CORPUS, vocab, merges)
+    assert gemma_tokenizer.decode(corpus_ids, vocab) == tokenizer.CORPUS
+    assert len(corpus_ids) < 0.75 * len(tokenizer.CORPUS), "the merges should shorten the corpus"
+    return json_text(gemma_tokenizer.tokenizer_json(vocab, merges), sort_keys=False), cases
+
+
 def apply_merges_in_order(word, merges):
     """Second BPE encoder: every merge in rank order, all occurrences. For merges learned by
     training this must agree with lowest-rank-first (a pair can only appear after its parts)."""
@@ -342,13 +481,20 @@ def main():
     tokenizer_text, tokenizer_reference_text, merge_count = build_tokenizer()
     print(f"tokenizer: 256 byte tokens + {merge_count} merges + {len(tokenizer.SPECIAL_TOKENS)} special tokens")
 
-    built = {family: build_family(family) for family in FAMILIES}  # all checks pass before any write
+    gemma_tokenizer_text, gemma_cases = build_gemma_tokenizer()
+
+    # All checks pass before any write.
+    built = {family: build_family(family) for family in [*FAMILIES, *GEMMA_FAMILIES]}
     written = []
     for family, (config, tensors, reference, logits_bytes) in built.items():
+        family_tokenizer = tokenizer_text
+        if family in GEMMA_FAMILIES:
+            family_tokenizer = gemma_tokenizer_text
+            reference = {**reference, "tokenizer_cases": gemma_cases}
         outputs = [(family, False)] + ([(SHARDED_DIR, True)] if family == SHARDED_FAMILY else [])
         for directory_name, sharded in outputs:
             directory = FIXTURES / directory_name
-            write_family(directory, family, config, tensors, reference, logits_bytes, tokenizer_text, sharded)
+            write_family(directory, family, config, tensors, reference, logits_bytes, family_tokenizer, sharded)
             written.extend(sorted(p for p in directory.iterdir() if p.is_file()))
     (FIXTURES / "tokenizer_reference.json").write_text(tokenizer_reference_text)
     written.append(FIXTURES / "tokenizer_reference.json")

@@ -56,7 +56,7 @@ TEST(ContractSpecTest, EveryExportedKeyIsOneTheContractDefines) {
   auto backend = CpuBackend::create();
   ASSERT_TRUE(backend.ok());
   int exported = 0;
-  for (const std::string family : {"llama", "llama3", "qwen2", "mistral", "qwen3"}) {
+  for (const std::string family : {"llama", "llama3", "qwen2", "mistral", "qwen3", "gemma3", "gemma2"}) {
     for (int variant = 0; variant < 3; ++variant) {
       HfStaticExportOptions options = testing::small_options();
       if (variant == 1) {
@@ -73,7 +73,7 @@ TEST(ContractSpecTest, EveryExportedKeyIsOneTheContractDefines) {
       ++exported;
     }
   }
-  EXPECT_EQ(exported, 15);
+  EXPECT_EQ(exported, 21);
 }
 
 TEST(ContractSpecTest, TheDocumentListsExactlyTheKeysOfTheCode) {

@@ -114,7 +114,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FamilyCase{"llama", KvUpdateForm::kInPlace}, FamilyCase{"llama", KvUpdateForm::kReturned},
                       FamilyCase{"llama3", KvUpdateForm::kInPlace}, FamilyCase{"llama_sharded", KvUpdateForm::kInPlace},
                       FamilyCase{"qwen2", KvUpdateForm::kInPlace}, FamilyCase{"mistral", KvUpdateForm::kReturned},
-                      FamilyCase{"qwen3", KvUpdateForm::kInPlace}),
+                      FamilyCase{"qwen3", KvUpdateForm::kInPlace}, FamilyCase{"gemma3", KvUpdateForm::kInPlace},
+                      FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
+                      FamilyCase{"gemma2", KvUpdateForm::kReturned}),
     [](const auto& test_info) {
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });

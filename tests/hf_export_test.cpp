@@ -13,6 +13,7 @@
 #include "staticlm/format/metadata.h"
 
 #include "export_helpers.h"
+#include "fixture_edit.h"
 #include "fixture_reference.h"
 #include "session_helper.h"
 
@@ -64,7 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"llama_sharded", KvUpdateForm::kInPlace}, FamilyCase{"qwen2", KvUpdateForm::kInPlace},
                       FamilyCase{"qwen2", KvUpdateForm::kReturned}, FamilyCase{"mistral", KvUpdateForm::kInPlace},
                       FamilyCase{"mistral", KvUpdateForm::kReturned}, FamilyCase{"qwen3", KvUpdateForm::kInPlace},
-                      FamilyCase{"qwen3", KvUpdateForm::kReturned}),
+                      FamilyCase{"qwen3", KvUpdateForm::kReturned}, FamilyCase{"gemma3", KvUpdateForm::kInPlace},
+                      FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
+                      FamilyCase{"gemma2", KvUpdateForm::kReturned}),
     [](const auto& test_info) {
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });
@@ -142,20 +145,8 @@ TEST(HfExportTest, ProgramCarriesTheContractAndSharesWeights) {
   }
 }
 
-// A copy of a fixture directory whose config.json the test edits.
-std::string copy_fixture(const std::string& family, const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::copy(testing::fixture_dir(family), dir);
-  return dir.string();
-}
-
-void edit_config(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
-  const std::filesystem::path path = std::filesystem::path(dir) / "config.json";
-  nlohmann::json config = nlohmann::json::parse(std::ifstream(path));
-  edit(config);
-  std::ofstream(path) << config.dump(2);
-}
+using testing::copy_fixture;
+using testing::edit_config;
 
 Status export_dir(const std::string& dir, HfStaticExportOptions options = small_options()) {
   return export_hf_static(dir, temp_path("refused.slm"), options).status();
@@ -167,7 +158,8 @@ TEST(HfExportRefusalTest, UnsupportedArchitectureListsTheSupportedOnes) {
   Status status = export_dir(dir);
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("GPTNeoXForCausalLM is not supported (supported: LlamaForCausalLM, "
-                                  "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM)"),
+                                  "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
+                                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration)"),
             std::string::npos)
       << status.message();
 }

@@ -12,20 +12,28 @@ import torch
 from . import checkpoint, reference_model
 
 
-def naive_attention(q, k, v):
-    """One query position and one head at a time, keys 0 .. t only, softmax by hand."""
+def naive_attention(q, k, v, layer):
+    """One query position and one head at a time, keys max(0, t - window + 1) .. t only, the
+    soft-cap and the softmax by hand."""
     seq_len, num_heads, head_dim = q.shape
     group = num_heads // k.shape[1]
     out = torch.zeros_like(q)
     for t in range(seq_len):
+        first = 0 if layer.window is None else max(0, t - layer.window + 1)
         for h in range(num_heads):
             kv_head = h // group
-            scores = [float(q[t, h] @ k[s, kv_head]) / math.sqrt(head_dim) for s in range(t + 1)]
+            scores = []
+            for s in range(first, t + 1):
+                dot = float(q[t, h] @ k[s, kv_head])
+                score = dot / math.sqrt(head_dim) if layer.scale is None else dot * layer.scale
+                if layer.softcap is not None:
+                    score = layer.softcap * math.tanh(score / layer.softcap)
+                scores.append(score)
             top = max(scores)
             exps = [math.exp(x - top) for x in scores]
             total = sum(exps)
-            for s in range(t + 1):
-                out[t, h] += (exps[s] / total) * v[s, kv_head]
+            for s, e in zip(range(first, t + 1), exps):
+                out[t, h] += (e / total) * v[s, kv_head]
     return out
 
 

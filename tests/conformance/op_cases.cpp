@@ -77,6 +77,17 @@ std::vector<OpCase> build() {
          positions(DType::kI64, {12})},
         {{"scale", 0.35}}, 1e-4);
   }
+  // Windowed attention: a window shorter than the rows' histories, with and without a soft-cap.
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    add(str_cat("windowed_attention_prefill_", dtype_name(dtype)), OpKind::kWindowedAttention,
+        {activation({1, 5, 4, 16}), cache(dtype, {1, 2, 11, 16}), cache(dtype, {1, 2, 11, 16}),
+         positions(DType::kI64, {-1, 3, 4, 5, 6})},
+        {{"scale", 0.25}, {"window", int64_t{3}}, {"softcap", 0.5}}, 1e-4);
+  }
+  add("windowed_attention_decode_uncapped", OpKind::kWindowedAttention,
+      {activation({1, 1, 6, 8}), cache(DType::kF32, {1, 3, 13, 8}), cache(DType::kF32, {1, 3, 13, 8}),
+       positions(DType::kI64, {12})},
+      {{"window", int64_t{4}}}, 1e-4);
   // KV cache updates, in place and returned, with padding rows.
   for (DType dtype : {DType::kF32, DType::kF16}) {
     for (int64_t in_place : {int64_t{0}, int64_t{1}}) {
@@ -91,6 +102,7 @@ std::vector<OpCase> build() {
   add("silu_odd", OpKind::kSilu, {activation({1, 3, 67})});
   add("gelu_erf", OpKind::kGelu, {activation({5, 13})});
   add("gelu_tanh", OpKind::kGelu, {activation({5, 13})}, {{"approximate", std::string("tanh")}});
+  add("softcap_odd", OpKind::kSoftcap, {activation({3, 67})}, {{"cap", 0.6}});
   // multi_linear: q / k / v widths at decode, two biased parts at prefill.
   add("multi_linear_decode_qkv", OpKind::kMultiLinear,
       {activation({1, 1, 67}), weight(DType::kF32, {13, 67}), weight(DType::kF32, {5, 67}),

@@ -1,6 +1,7 @@
 #include "staticlm/contracts/hf_static_v1_spec.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "staticlm/format/metadata.h"
 
@@ -35,6 +36,11 @@ const std::vector<MetadataKey>& keys() {
       {key::kRopeLowFreqFactor, T::Float, false, {}},
       {key::kRopeHighFreqFactor, T::Float, false, {}},
       {key::kRopeOriginalMaxPosition, T::Int, false, {}},
+      {key::kAttentionWindow, T::IntList, false, {}},
+      {key::kRopeLocalTheta, T::Float, false, {}},
+      {key::kAttentionScale, T::Float, false, {}},
+      {key::kAttnLogitSoftcap, T::Float, false, {}},
+      {key::kFinalLogitSoftcap, T::Float, false, {}},
       {key::kTokenizerKind, T::String, true, {kTokenizerJson, kTokenizerSentencePiece, kTokenizerNone}},
       {key::kTokenizerSha256, T::String, true, {}},
       {key::kGenerationDoSample, T::Bool, false, {}},
@@ -65,6 +71,42 @@ Result<std::string> enumerated(const ProgramFile& file, std::string_view name) {
     return invalid_argument("metadata '", name, "': expected one of ", join(allowed, ", "), ", found '", value, "'");
   }
   return value;
+}
+
+// An optional float key, which must be > `above` where present; 0 when absent.
+Result<double> optional_float_above(const ProgramFile& file, std::string_view name, double above) {
+  if (file.find_metadata(name) == nullptr) {
+    return 0.0;
+  }
+  STATICLM_ASSIGN_OR_RETURN(double value, metadata_float(file, name));
+  if (!(value > above) || !std::isfinite(value)) {
+    return invalid_argument("metadata '", name, "': expected a finite number > ", above, ", found ", value);
+  }
+  return value;
+}
+
+Status read_attention(const ProgramFile& file, Config& c) {
+  if (file.find_metadata(key::kAttentionWindow) != nullptr) {
+    STATICLM_ASSIGN_OR_RETURN(c.attention_window, metadata_int_list(file, key::kAttentionWindow));
+    if (static_cast<int64_t>(c.attention_window.size()) != c.num_layers) {
+      return invalid_argument("metadata '", key::kAttentionWindow, "': expected one window per layer (", c.num_layers,
+                              "), found ", c.attention_window.size());
+    }
+    for (int64_t window : c.attention_window) {
+      if (window < 0) {
+        return invalid_argument("metadata '", key::kAttentionWindow, "': expected windows >= 0, found ", window);
+      }
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(c.rope_local_theta, optional_float_above(file, key::kRopeLocalTheta, 1.0));
+  if (c.rope_local_theta > 0.0 && c.attention_window.empty()) {
+    return invalid_argument("metadata '", key::kRopeLocalTheta, "' is the rope base of the windowed layers, but '",
+                            key::kAttentionWindow, "' names none");
+  }
+  STATICLM_ASSIGN_OR_RETURN(c.attention_scale, optional_float_above(file, key::kAttentionScale, 0.0));
+  STATICLM_ASSIGN_OR_RETURN(c.attn_logit_softcap, optional_float_above(file, key::kAttnLogitSoftcap, 0.0));
+  STATICLM_ASSIGN_OR_RETURN(c.final_logit_softcap, optional_float_above(file, key::kFinalLogitSoftcap, 0.0));
+  return ok_status();
 }
 
 }  // namespace
@@ -117,6 +159,7 @@ Result<Config> Config::from_program(const ProgramFile& file) {
   c.kv_returned = kv_update == kKvUpdateReturned;
   STATICLM_ASSIGN_OR_RETURN(std::string logits, enumerated(file, key::kLogits));
   c.logits_last = logits == kLogitsLast;
+  STATICLM_RETURN_IF_ERROR(read_attention(file, c));
   return c;
 }
 

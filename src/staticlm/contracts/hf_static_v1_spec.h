@@ -59,6 +59,11 @@ inline constexpr std::string_view kRopeFactor = "rope_factor";
 inline constexpr std::string_view kRopeLowFreqFactor = "rope_low_freq_factor";
 inline constexpr std::string_view kRopeHighFreqFactor = "rope_high_freq_factor";
 inline constexpr std::string_view kRopeOriginalMaxPosition = "rope_original_max_position";
+inline constexpr std::string_view kAttentionWindow = "attention_window";
+inline constexpr std::string_view kRopeLocalTheta = "rope_local_theta";
+inline constexpr std::string_view kAttentionScale = "attention_scale";
+inline constexpr std::string_view kAttnLogitSoftcap = "attn_logit_softcap";
+inline constexpr std::string_view kFinalLogitSoftcap = "final_logit_softcap";
 inline constexpr std::string_view kTokenizerKind = "tokenizer_kind";
 inline constexpr std::string_view kTokenizerSha256 = "tokenizer_sha256";
 inline constexpr std::string_view kGenerationDoSample = "generation.do_sample";
@@ -106,9 +111,18 @@ struct Config {
   DType cache_dtype = DType::kF32;
   bool kv_returned = false;
   bool logits_last = false;
+  // How the layers attend, where the program says (optional keys; empty or 0 when absent): each
+  // layer's window (0: the whole cache), the windowed layers' rope base, the scores scale and the
+  // soft-caps of the scores and of the logits.
+  std::vector<int64_t> attention_window = {};
+  double rope_local_theta = 0.0;
+  double attention_scale = 0.0;
+  double attn_logit_softcap = 0.0;
+  double final_logit_softcap = 0.0;
 
-  // Reads and range-checks the required keys. Fails with InvalidArgument (NotFound for a missing
-  // key) naming the metadata key, what it must be and what was found.
+  // Reads and range-checks the required keys, and the optional ones above where present. Fails
+  // with InvalidArgument (NotFound for a missing key) naming the metadata key, what it must be and
+  // what was found.
   static Result<Config> from_program(const ProgramFile& file);
   // The metadata entries this config implies (the exporter adds the model-specific rest).
   std::vector<MetadataSpec> to_metadata() const;

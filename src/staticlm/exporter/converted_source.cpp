@@ -1,4 +1,5 @@
 // converted_source (declared in safetensors.h): dtype conversion while the program writer reads.
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -13,8 +14,14 @@ namespace {
 class ConvertedSource final : public ByteSource {
  public:
   ConvertedSource(std::string name, std::span<const uint8_t> bytes, DType from, DType to, uint64_t elements,
-                  uint64_t size_bytes)
-      : name_(std::move(name)), bytes_(bytes), from_(from), to_(to), elements_(elements), size_bytes_(size_bytes) {}
+                  uint64_t size_bytes, float offset = 0.0f)
+      : name_(std::move(name)),
+        bytes_(bytes),
+        from_(from),
+        to_(to),
+        elements_(elements),
+        size_bytes_(size_bytes),
+        offset_(offset) {}
 
   uint64_t size_bytes() const override { return size_bytes_; }
 
@@ -24,6 +31,15 @@ class ConvertedSource final : public ByteSource {
                             out.size());
     }
     convert_floats(bytes_, from_, out, to_, elements_);
+    if (offset_ != 0.0f) {
+      // Only shifted_f32_source sets an offset, so `out` holds f32 values.
+      for (uint64_t i = 0; i < elements_; ++i) {
+        float value = 0.0f;
+        std::memcpy(&value, out.data() + i * sizeof(float), sizeof(float));
+        value += offset_;
+        std::memcpy(out.data() + i * sizeof(float), &value, sizeof(float));
+      }
+    }
     // Each tensor is read once while writing a program: drop its pages so export's resident set
     // stays near one tensor instead of growing to the whole checkpoint.
     release_mapped_pages(bytes_);
@@ -37,11 +53,16 @@ class ConvertedSource final : public ByteSource {
   DType to_;
   uint64_t elements_;
   uint64_t size_bytes_;
+  float offset_;
 };
 
-}  // namespace
+// The element count and the byte size in `target` of a tensor converted_source can read.
+struct Conversion {
+  uint64_t elements = 0;
+  uint64_t size_bytes = 0;
+};
 
-Result<std::shared_ptr<ByteSource>> converted_source(const SafetensorsTensor& tensor, DType target) {
+Result<Conversion> plan_conversion(const SafetensorsTensor& tensor, DType target) {
   if (!is_plain_float(tensor.dtype) || !is_plain_float(target)) {
     return invalid_argument("tensor '", tensor.name, "' in '", tensor.file, "': cannot convert ",
                             dtype_name(tensor.dtype), " to ", dtype_name(target), " (supported: f32, f16, bf16)");
@@ -57,8 +78,21 @@ Result<std::shared_ptr<ByteSource>> converted_source(const SafetensorsTensor& te
     return out_of_range("tensor '", tensor.name, "' in '", tensor.file, "': ", elements, " elements of ",
                         dtype_name(target), " overflow a 64-bit byte size");
   }
-  return std::shared_ptr<ByteSource>(
-      std::make_shared<ConvertedSource>(tensor.name, tensor.bytes, tensor.dtype, target, elements, *size_bytes));
+  return Conversion{elements, *size_bytes};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ByteSource>> converted_source(const SafetensorsTensor& tensor, DType target) {
+  STATICLM_ASSIGN_OR_RETURN(Conversion conversion, plan_conversion(tensor, target));
+  return std::shared_ptr<ByteSource>(std::make_shared<ConvertedSource>(tensor.name, tensor.bytes, tensor.dtype, target,
+                                                                       conversion.elements, conversion.size_bytes));
+}
+
+Result<std::shared_ptr<ByteSource>> shifted_f32_source(const SafetensorsTensor& tensor, float offset) {
+  STATICLM_ASSIGN_OR_RETURN(Conversion conversion, plan_conversion(tensor, DType::kF32));
+  return std::shared_ptr<ByteSource>(std::make_shared<ConvertedSource>(
+      tensor.name, tensor.bytes, tensor.dtype, DType::kF32, conversion.elements, conversion.size_bytes, offset));
 }
 
 }  // namespace staticlm

@@ -1,6 +1,7 @@
 #include "staticlm/exporter/hf_config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -216,16 +217,45 @@ Status read_rope_scaling(const json& scaling, std::string_view key, const std::s
   return ok_status();
 }
 
+// transformers 5 keys Gemma 3's rope parameters by layer type: the sliding layers' rotate with
+// their own base and no scaling.
+Status read_sliding_rope(const json& sliding, const std::string& file, HfConfig& out) {
+  constexpr std::string_view kKey = "rope_parameters.sliding_attention";
+  HfRopeScaling scaling;
+  STATICLM_RETURN_IF_ERROR(read_rope_scaling(sliding, kKey, file, scaling));
+  if (scaling.type != RopeScaling::kNone) {
+    return unimplemented("'", file, "': ", kKey, " type '", rope_scaling_name(scaling.type),
+                         "' is not supported (supported: default: sliding layers rotate unscaled)");
+  }
+  const FieldReader fields(sliding, file, str_cat(kKey, "."));
+  STATICLM_ASSIGN_OR_RETURN(out.rope_local_base_freq,
+                            fields.optional_number("rope_theta", is_positive_finite, "a number > 0"));
+  return ok_status();
+}
+
 Status read_rope(const FieldReader& config, HfConfig& out) {
-  // transformers >= 5 moves theta and scaling into one "rope_parameters" object.
+  // transformers >= 5 moves theta and scaling into one "rope_parameters" object, or one per layer
+  // type.
   const json* parameters = config.value("rope_parameters");
   if (parameters != nullptr && !parameters->is_object()) {
     return config.wrong("rope_parameters", "an object or null", *parameters);
   }
+  std::string parameters_key = "rope_parameters";
+  if (parameters != nullptr && parameters->contains(kFullAttention)) {
+    const json& sliding = parameters->contains(kSlidingAttention) ? parameters->at(kSlidingAttention) : json();
+    if (sliding.is_object()) {
+      STATICLM_RETURN_IF_ERROR(read_sliding_rope(sliding, config.file(), out));
+    }
+    parameters = &parameters->at(kFullAttention);
+    parameters_key = str_cat("rope_parameters.", kFullAttention);
+    if (!parameters->is_object()) {
+      return config.wrong(parameters_key, "an object", *parameters);
+    }
+  }
   STATICLM_ASSIGN_OR_RETURN(std::optional<double> theta,
                             config.optional_number("rope_theta", is_positive_finite, "a number > 0"));
   if (!theta && parameters != nullptr) {
-    const FieldReader nested(*parameters, config.file(), "rope_parameters.");
+    const FieldReader nested(*parameters, config.file(), parameters_key + ".");
     STATICLM_ASSIGN_OR_RETURN(theta, nested.optional_number("rope_theta", is_positive_finite, "a number > 0"));
   }
   out.rope_theta = theta.value_or(10000.0);
@@ -233,7 +263,7 @@ Status read_rope(const FieldReader& config, HfConfig& out) {
     return read_rope_scaling(*scaling, "rope_scaling", config.file(), out.rope_scaling);
   }
   if (parameters != nullptr) {
-    return read_rope_scaling(*parameters, "rope_parameters", config.file(), out.rope_scaling);
+    return read_rope_scaling(*parameters, parameters_key, config.file(), out.rope_scaling);
   }
   return ok_status();
 }
@@ -308,6 +338,57 @@ Status read_options(const FieldReader& config, HfConfig& out) {
   return ok_status();
 }
 
+Status read_layer_types(const FieldReader& config, HfConfig& out) {
+  const json* types = config.value("layer_types");
+  if (types == nullptr) {
+    return ok_status();
+  }
+  constexpr std::string_view kExpected = "an array of layer type names";
+  if (!types->is_array()) {
+    return config.wrong("layer_types", kExpected, *types);
+  }
+  for (const json& type : *types) {
+    if (!type.is_string()) {
+      return config.wrong("layer_types", kExpected, *types);
+    }
+    out.layer_types.push_back(type.get<std::string>());
+  }
+  if (static_cast<int64_t>(out.layer_types.size()) != out.num_hidden_layers) {
+    return invalid_argument("'", config.file(), "': key 'layer_types': expected one entry per layer (",
+                            out.num_hidden_layers, "), found ", out.layer_types.size());
+  }
+  return ok_status();
+}
+
+// The keys of Gemma's configs (and of others that adopt them).
+Status read_gemma_fields(const FieldReader& config, HfConfig& out) {
+  STATICLM_ASSIGN_OR_RETURN(out.hidden_activation, config.optional_string("hidden_activation"));
+  STATICLM_ASSIGN_OR_RETURN(out.query_pre_attn_scalar,
+                            config.optional_number("query_pre_attn_scalar", is_positive_finite, "a number > 0"));
+  STATICLM_ASSIGN_OR_RETURN(out.attn_logit_softcapping,
+                            config.optional_number("attn_logit_softcapping", is_positive_finite, "a number > 0"));
+  STATICLM_ASSIGN_OR_RETURN(out.final_logit_softcapping,
+                            config.optional_number("final_logit_softcapping", is_positive_finite, "a number > 0"));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<double> local_base,
+                            config.optional_number("rope_local_base_freq", is_positive_finite, "a number > 0"));
+  if (local_base) {
+    out.rope_local_base_freq = local_base;
+  }
+  if (out.rope_local_base_freq && !(*out.rope_local_base_freq > 1.0)) {
+    return invalid_argument("'", config.file(), "': key 'rope_local_base_freq': expected a number > 1, found ",
+                            *out.rope_local_base_freq);
+  }
+  STATICLM_RETURN_IF_ERROR(read_layer_types(config, out));
+  // transformers >= 4.53 writes it with a leading underscore.
+  STATICLM_ASSIGN_OR_RETURN(out.sliding_window_pattern, config.optional_dimension("sliding_window_pattern"));
+  if (!out.sliding_window_pattern) {
+    STATICLM_ASSIGN_OR_RETURN(out.sliding_window_pattern, config.optional_dimension("_sliding_window_pattern"));
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::optional<bool> bidirectional, config.optional_bool("use_bidirectional_attention"));
+  out.use_bidirectional_attention = bidirectional.value_or(false);
+  return ok_status();
+}
+
 // pad_token_id: old conversions write -1 for "none".
 Result<std::optional<int64_t>> read_pad_token_id(const FieldReader& fields) {
   STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> pad,
@@ -361,19 +442,59 @@ std::string path_in(const std::string& dir, std::string_view file_name) {
   return (std::filesystem::path(dir) / std::filesystem::path(file_name)).string();
 }
 
+// Keys a multimodal checkpoint may keep at its top level only.
+constexpr std::array<std::string_view, 6> kTopLevelKeys = {"bos_token_id", "eos_token_id", "pad_token_id",
+                                                           "torch_dtype",  "dtype",        "tie_word_embeddings"};
+
+// The object the model's keys are read from: `document`, or its text_config with the top level's
+// token ids and dtype under it; `defaults` under both.
+Result<json> model_fields(const json& document, const json& defaults, const std::string& file, bool& from_text) {
+  json fields = defaults;
+  const auto text_config = document.find("text_config");
+  from_text = text_config != document.end() && !text_config->is_null();
+  if (!from_text) {
+    for (const auto& [key, value] : document.items()) {
+      fields[key] = value;
+    }
+    return fields;
+  }
+  if (!text_config->is_object()) {
+    return invalid_argument("'", file, "': key 'text_config': expected an object or null, found ",
+                            json_preview(*text_config));
+  }
+  for (std::string_view key : kTopLevelKeys) {
+    if (const auto found = document.find(key); found != document.end()) {
+      fields[std::string(key)] = *found;
+    }
+  }
+  for (const auto& [key, value] : text_config->items()) {
+    fields[key] = value;
+  }
+  return fields;
+}
+
 }  // namespace
 
-Result<HfConfig> HfConfig::load(const std::string& model_dir) {
+Result<HfConfig> HfConfig::load(const std::string& model_dir, HfConfigDefaults defaults) {
   HfConfig config;
   config.model_dir = model_dir;
   config.config_path = path_in(model_dir, "config.json");
   STATICLM_ASSIGN_OR_RETURN(std::string text, read_text_file(config.config_path));
   STATICLM_ASSIGN_OR_RETURN(json document, parse_json_object(text, config.config_path));
-  const FieldReader fields(document, config.config_path);
-  STATICLM_RETURN_IF_ERROR(read_architecture(fields, config));
+  STATICLM_RETURN_IF_ERROR(read_architecture(FieldReader(document, config.config_path), config));
+  json default_values = json::object();
+  if (const std::string_view default_text = defaults != nullptr ? defaults(config.architectures) : "";
+      !default_text.empty()) {
+    STATICLM_ASSIGN_OR_RETURN(default_values, parse_json_object(default_text, "the family's config defaults"));
+  }
+  STATICLM_ASSIGN_OR_RETURN(json model,
+                            model_fields(document, default_values, config.config_path, config.from_text_config));
+  const std::string prefix = config.from_text_config ? "text_config." : "";
+  const FieldReader fields(model, config.config_path, prefix);
   STATICLM_RETURN_IF_ERROR(read_dimensions(fields, config));
   STATICLM_RETURN_IF_ERROR(read_rope(fields, config));
   STATICLM_RETURN_IF_ERROR(read_options(fields, config));
+  STATICLM_RETURN_IF_ERROR(read_gemma_fields(fields, config));
   STATICLM_RETURN_IF_ERROR(read_token_ids(fields, config));
   STATICLM_RETURN_IF_ERROR(read_generation_config(path_in(model_dir, "generation_config.json"), config));
   STATICLM_RETURN_IF_ERROR(config.rope_params().status());

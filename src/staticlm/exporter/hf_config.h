@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "staticlm/core/result.h"
@@ -31,6 +33,15 @@ struct HfGenerationDefaults {
   std::optional<double> repetition_penalty;  // > 0
 };
 
+// The JSON object of defaults a model family's config class gives the keys its config.json may
+// leave out (transformers writes a multimodal checkpoint's text_config with only the values that
+// differ from its class's), for a config whose `architectures` these are; empty: none.
+using HfConfigDefaults = std::string_view (*)(std::span<const std::string> architectures);
+
+// The two kinds of layer `layer_types` names (Gemma 2 / 3, and transformers >= 4.53 elsewhere).
+inline constexpr std::string_view kSlidingAttention = "sliding_attention";
+inline constexpr std::string_view kFullAttention = "full_attention";
+
 struct HfConfig {
   std::string model_dir;
   std::string config_path;  // model_dir/config.json, for messages
@@ -56,6 +67,19 @@ struct HfConfig {
   std::optional<int64_t> sliding_window;   // null reads as absent
   std::optional<bool> use_sliding_window;  // Qwen2 sets a window it does not use
   std::string hidden_act = "silu";
+  std::optional<std::string> hidden_activation;  // Gemma's name for the MLP's activation
+
+  // Gemma 2 / 3.
+  std::optional<double> query_pre_attn_scalar;    // > 0: the scores scale is its inverse square root
+  std::optional<double> attn_logit_softcapping;   // > 0; absent or null: none
+  std::optional<double> final_logit_softcapping;  // > 0; absent or null: none
+  std::optional<double> rope_local_base_freq;     // > 1: the rope base of sliding layers (Gemma 3)
+  std::vector<std::string> layer_types;           // one per layer when present
+  std::optional<int64_t> sliding_window_pattern;  // sliding_window_pattern or _sliding_window_pattern
+  bool use_bidirectional_attention = false;
+  // The model's keys came from config.json's text_config (a multimodal checkpoint such as
+  // Gemma3ForConditionalGeneration).
+  bool from_text_config = false;
   std::optional<int64_t> bos_token_id;
   std::optional<int64_t> pad_token_id;  // a negative id (old conversions write -1) reads as absent
   // config.json's eos ids, then generation_config.json's that are new: every id that ends generation.
@@ -65,14 +89,17 @@ struct HfConfig {
 
   // Reads model_dir/config.json (required) and model_dir/generation_config.json (optional).
   // generation_config.json's bos_token_id and pad_token_id win over config.json's; eos ids merge.
-  // The rope settings of transformers >= 5 ("rope_parameters") are read when "rope_scaling" and
-  // "rope_theta" are absent. Unknown keys are ignored (configs carry many a builder does not need).
+  // The rope settings of transformers >= 5 ("rope_parameters", flat or by layer type) are read
+  // when "rope_scaling" and "rope_theta" are absent. A config with a "text_config" object is read
+  // from it, the top level's token ids and dtype filling what it lacks; `defaults` (given the
+  // architectures) fills keys neither has. Unknown keys are ignored (configs carry many a builder
+  // does not need).
   // Fails with NotFound when config.json is missing; InvalidArgument naming the file and key when
   // a file is not a JSON object, a required key is missing, or a value has the wrong type or range
   // (including num_key_value_heads not dividing num_attention_heads, hidden_size not divisible by
   // num_attention_heads without head_dim, or a rotary width that is not even); Unimplemented for a
   // rope_scaling type other than none, default, linear and llama3.
-  static Result<HfConfig> load(const std::string& model_dir);
+  static Result<HfConfig> load(const std::string& model_dir, HfConfigDefaults defaults = nullptr);
 
   // The rope parameters the model's rope ops take: theta, rotary_dim = head_dim x
   // partial_rotary_factor, and the scaling. Fails with InvalidArgument naming config.json when

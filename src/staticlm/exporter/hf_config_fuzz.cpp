@@ -1,6 +1,7 @@
 // libFuzzer: a checkpoint's config.json and generation_config.json. The input is both files,
 // separated by a line "--generation_config.json--" (the second absent without it); they are
-// written to a directory, as the exporter reads them, and loaded.
+// written to a directory, as the exporter reads them, and loaded with the families' config
+// defaults (so a Gemma architecture and a text_config reach the merging of defaults and sections).
 #include <unistd.h>
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "staticlm/exporter/hf_config.h"
+#include "staticlm/exporter/model_family.h"
 
 namespace {
 
@@ -43,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     write(generation, input.substr(split + kSeparator.size()));
   }
-  auto config = staticlm::HfConfig::load(dir);
+  auto config = staticlm::HfConfig::load(dir, staticlm::model_family_config_defaults);
   if (config.ok()) {
     (void)config->rope_params();
     (void)config->effective_sliding_window();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "staticlm/exporter/model_family.h"
 #include "staticlm/exporter/readers_test_files.h"
 
 namespace staticlm {
@@ -364,6 +365,102 @@ TEST(HfConfigTest, ReadsTransformers5RopeParameters) {
   EXPECT_DOUBLE_EQ(loaded->rope_scaling.factor, 4.0);
   config["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 250000.0}};
   expect_error(load_config(dir, config), StatusCode::kUnimplemented, "rope_parameters type 'yarn' is not supported");
+}
+
+// Gemma-3-1B-it's config.json (transformers 4.50): no layer_types, the pattern says which slide.
+constexpr std::string_view kGemma3Config = R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106],
+  "final_logit_softcapping": null, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152,
+  "initializer_range": 0.02, "intermediate_size": 6912, "max_position_embeddings": 32768,
+  "model_type": "gemma3_text", "num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1,
+  "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+  "rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0", "use_cache": true, "vocab_size": 262144
+})";
+
+// A Gemma3ForConditionalGeneration's (the 4B's shape): text_config holds only what differs from
+// Gemma3TextConfig's defaults; the eos list and the dtype are at the top level.
+constexpr std::string_view kGemma3MultimodalConfig = R"({
+  "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
+  "eos_token_id": [1, 106], "image_token_index": 262144, "initializer_range": 0.02, "mm_tokens_per_image": 256,
+  "model_type": "gemma3",
+  "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                  "num_attention_heads": 8, "num_hidden_layers": 34, "num_key_value_heads": 4,
+                  "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+  "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
+  "vision_config": {"hidden_size": 1152, "image_size": 896, "model_type": "siglip_vision_model"}
+})";
+
+Result<HfConfig> load_with_family_defaults(const ScratchDir& dir, std::string_view config) {
+  dir.write("config.json", std::string(config));
+  return HfConfig::load(dir.path(), model_family_config_defaults);
+}
+
+TEST(HfConfigTest, Gemma3ReadsItsOwnKeys) {
+  ScratchDir dir;
+  auto config = load_with_family_defaults(dir, kGemma3Config);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_EQ(config->hidden_activation, "gelu_pytorch_tanh");
+  EXPECT_EQ(config->query_pre_attn_scalar, 256.0);
+  EXPECT_EQ(config->rope_local_base_freq, 10000.0);
+  EXPECT_EQ(config->sliding_window_pattern, 6);
+  EXPECT_EQ(config->sliding_window, 512);
+  EXPECT_TRUE(config->layer_types.empty());
+  EXPECT_FALSE(config->attn_logit_softcapping.has_value());  // null: none
+  EXPECT_FALSE(config->final_logit_softcapping.has_value());
+  EXPECT_TRUE(config->tie_word_embeddings);  // not written: PretrainedConfig's default holds
+  EXPECT_FALSE(config->from_text_config);
+  EXPECT_EQ(config->eos_token_ids, (std::vector<int64_t>{1, 106}));
+}
+
+TEST(HfConfigTest, AMultimodalConfigIsReadFromItsTextConfigOverTheFamilyDefaults) {
+  ScratchDir dir;
+  auto config = load_with_family_defaults(dir, kGemma3MultimodalConfig);
+  ASSERT_TRUE(config.ok()) << config.status().to_string();
+  EXPECT_TRUE(config->from_text_config);
+  EXPECT_EQ(config->architectures, (std::vector<std::string>{"Gemma3ForConditionalGeneration"}));
+  EXPECT_EQ(config->hidden_size, 2560);
+  EXPECT_EQ(config->num_hidden_layers, 34);
+  EXPECT_EQ(config->vocab_size, 262208);  // Gemma3TextConfig's default
+  EXPECT_EQ(config->head_dim, 256);
+  EXPECT_EQ(config->rope_theta, 1e6);
+  EXPECT_EQ(config->rope_local_base_freq, 1e4);
+  EXPECT_EQ(config->rope_scaling.type, RopeScaling::kLinear);
+  EXPECT_EQ(config->rope_scaling.factor, 8.0);
+  EXPECT_EQ(config->sliding_window, 1024);
+  EXPECT_EQ(config->sliding_window_pattern, 6);
+  EXPECT_EQ(config->eos_token_ids, (std::vector<int64_t>{1, 106}));  // the top level's
+  EXPECT_EQ(config->bos_token_id, 2);
+  EXPECT_EQ(config->torch_dtype, "bfloat16");
+
+  // Without the family's defaults the sparse text_config lacks required keys, named in it.
+  ScratchDir bare;
+  bare.write("config.json", std::string(kGemma3MultimodalConfig));
+  expect_error(HfConfig::load(bare.path()), StatusCode::kInvalidArgument,
+               "missing required key 'text_config.vocab_size'");
+  json bad = json::parse(kGemma3MultimodalConfig);
+  bad["text_config"]["hidden_size"] = "big";
+  expect_error(load_with_family_defaults(dir, bad.dump()), StatusCode::kInvalidArgument,
+               "key 'text_config.hidden_size': expected a positive integer");
+}
+
+TEST(HfConfigTest, ReadsTransformers5RopeParametersByLayerType) {
+  ScratchDir dir;
+  json config = json::parse(kGemma3Config);
+  config.erase("rope_theta");
+  config.erase("rope_scaling");
+  config.erase("rope_local_base_freq");
+  config["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}, {"rope_theta", 1e6}}},
+                               {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e4}}}};
+  auto loaded = load_with_family_defaults(dir, config.dump());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  EXPECT_EQ(loaded->rope_theta, 1e6);
+  EXPECT_EQ(loaded->rope_scaling.type, RopeScaling::kLinear);
+  EXPECT_EQ(loaded->rope_local_base_freq, 1e4);
+  config["rope_parameters"]["sliding_attention"] = {{"rope_type", "yarn"}, {"factor", 2.0}};
+  expect_error(load_with_family_defaults(dir, config.dump()), StatusCode::kUnimplemented,
+               "rope_parameters.sliding_attention type 'yarn' is not supported");
 }
 
 TEST(HfConfigTest, PartialRotaryFactorSetsTheRotaryWidth) {

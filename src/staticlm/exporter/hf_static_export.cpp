@@ -14,6 +14,7 @@
 #include "staticlm/exporter/safetensors.h"
 #include "staticlm/exporter/sha256.h"
 #include "staticlm/lowering/lower_program.h"
+#include "staticlm/ops/op_set.h"
 #include "staticlm/partition/partitioner.h"
 
 namespace staticlm {
@@ -135,10 +136,44 @@ std::string stored_weight_format(const HfStaticExportOptions& options, const std
   return exported;
 }
 
-std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderHyperParams& params,
+// The optional keys that say how the layers attend (docs/hf_static_v1.md), where they differ from
+// Llama's: windows, the windowed layers' rope base, the scores scale, the soft-caps.
+void add_attention_metadata(const DecoderModel& model, std::vector<MetadataSpec>& m) {
+  namespace key = hf_static_v1::key;
+  auto add = [&m](std::string_view name, MetadataValue value) { m.push_back({std::string(name), std::move(value)}); };
+  std::vector<int64_t> windows;
+  std::optional<double> local_theta;
+  for (const LayerAttention& layer : model.attention) {
+    windows.push_back(layer.window);
+    if (layer.window > 0 && layer.rope && layer.rope->theta != model.params.rope.theta) {
+      local_theta = layer.rope->theta;
+    }
+  }
+  if (std::any_of(windows.begin(), windows.end(), [](int64_t window) { return window > 0; })) {
+    add(key::kAttentionWindow, windows);
+  }
+  if (local_theta) {
+    add(key::kRopeLocalTheta, *local_theta);
+  }
+  if (!model.attention.empty()) {
+    const LayerAttention& first = model.attention.front();
+    if (first.scale != attention_default_scale(model.params.head_dim)) {
+      add(key::kAttentionScale, first.scale);
+    }
+    if (first.softcap > 0.0) {
+      add(key::kAttnLogitSoftcap, first.softcap);
+    }
+  }
+  if (model.final_softcap > 0.0) {
+    add(key::kFinalLogitSoftcap, model.final_softcap);
+  }
+}
+
+std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const DecoderModel& model,
                                             const HfStaticExportOptions& options, std::string weight_format,
                                             int64_t max_cache_len, const TokenizerFiles& tokenizer) {
   namespace key = hf_static_v1::key;
+  const DecoderHyperParams& params = model.params;
   hf_static_v1::Config contract;
   contract.vocab_size = params.vocab_size;
   contract.num_layers = params.num_layers;
@@ -170,6 +205,7 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
     add(key::kRopeHighFreqFactor, params.rope.high_freq_factor);
     add(key::kRopeOriginalMaxPosition, params.rope.original_max_position);
   }
+  add_attention_metadata(model, m);
   const HfGenerationDefaults& g = config.generation;
   if (g.do_sample) add(key::kGenerationDoSample, *g.do_sample);
   if (g.temperature) add(key::kGenerationTemperature, *g.temperature);
@@ -183,7 +219,7 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
 }  // namespace
 
 Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStaticExportOptions& options) {
-  STATICLM_ASSIGN_OR_RETURN(HfConfig config, HfConfig::load(model_dir));
+  STATICLM_ASSIGN_OR_RETURN(HfConfig config, HfConfig::load(model_dir, model_family_config_defaults));
   const int64_t max_cache_len = options.max_cache_len > 0
                                     ? options.max_cache_len
                                     : std::min<int64_t>(config.max_position_embeddings, kDefaultMaxCacheLen);
@@ -223,19 +259,19 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, *build.checkpoint, *constants, family_options));
 
   DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
-  auto prefill = build_decoder_graph(model.params, model.weights, constants, shape);
+  auto prefill = family->build(model, constants, shape);
   if (!prefill.ok()) {
     return prefill.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kPrefill, "'"));
   }
   shape.seq_len = 1;
-  auto decode = build_decoder_graph(model.params, model.weights, constants, shape);
+  auto decode = family->build(model, constants, shape);
   if (!decode.ok()) {
     return decode.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kDecode, "'"));
   }
 
   LowerOptions lower;
-  lower.metadata = contract_metadata(config, model.params, options, stored_weight_format(options, partitioner),
-                                     max_cache_len, *build.tokenizer);
+  lower.metadata = contract_metadata(config, model, options, stored_weight_format(options, partitioner), max_cache_len,
+                                     *build.tokenizer);
   lower.files = build.tokenizer->files;
   if (partitioner) {
     const std::vector<PartitionMethod> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},

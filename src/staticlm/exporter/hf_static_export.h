@@ -11,7 +11,7 @@
 
 #include "staticlm/backends/api/backend.h"
 #include "staticlm/core/result.h"
-#include "staticlm/exporter/decoder_graph.h"
+#include "staticlm/exporter/method_shape.h"
 #include "staticlm/exporter/safetensors.h"
 #include "staticlm/format/program_spec.h"
 #include "staticlm/format/program_writer.h"

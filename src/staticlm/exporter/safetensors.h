@@ -89,4 +89,8 @@ class SafetensorsCheckpoint {
 // when either dtype is not F32, F16 or BF16, OutOfRange when the converted size overflows.
 Result<std::shared_ptr<ByteSource>> converted_source(const SafetensorsTensor& tensor, DType target);
 
+// As converted_source to F32, each value then shifted by `offset` in f32 arithmetic: a norm weight
+// that applies as (offset + w) folded into a plain one.
+Result<std::shared_ptr<ByteSource>> shifted_f32_source(const SafetensorsTensor& tensor, float offset);
+
 }  // namespace staticlm

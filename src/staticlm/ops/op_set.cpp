@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -205,11 +206,26 @@ Specs infer_attention(InputSpecs in, const Attributes& attrs) {
     return invalid_argument("query heads (", q.shape[2], ") must be a multiple of kv heads (", k.shape[1], ")");
   }
   STATICLM_RETURN_IF_ERROR(check_positions(*in[3], q.shape[1]));
-  STATICLM_ASSIGN_OR_RETURN(double scale, attrs.get_float_or("scale", 1.0));
+  STATICLM_ASSIGN_OR_RETURN(double scale, attrs.get_float_or("scale", attention_default_scale(q.shape[3])));
   if (!(scale > 0.0)) {
     return invalid_argument("attribute 'scale': expected a value > 0, found ", scale);
   }
   return std::vector<TensorSpec>{q};
+}
+
+// attention's, plus a window (slots a query attends, its own included; 0: every one up to it) and
+// a soft-cap of the scores (0: none).
+Specs infer_windowed_attention(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(std::vector<TensorSpec> out, infer_attention(in, attrs));
+  STATICLM_ASSIGN_OR_RETURN(int64_t window, attrs.get_int_or("window", 0));
+  if (window < 0) {
+    return invalid_argument("attribute 'window': expected a value >= 0, found ", window);
+  }
+  STATICLM_ASSIGN_OR_RETURN(double softcap, attrs.get_float_or("softcap", 0.0));
+  if (!(softcap >= 0.0) || !std::isfinite(softcap)) {
+    return invalid_argument("attribute 'softcap': expected a finite value >= 0, found ", softcap);
+  }
+  return out;
 }
 
 // cache [B, Hkv, C, D], rows [B, S, Hkv, D], positions [S] -> cache.
@@ -372,6 +388,14 @@ Specs infer_gelu(InputSpecs in, const Attributes& attrs) {
   return infer_unary(in, attrs);
 }
 
+Specs infer_softcap(InputSpecs in, const Attributes& attrs) {
+  STATICLM_ASSIGN_OR_RETURN(double cap, attrs.get_float("cap"));
+  if (!(cap > 0.0) || !std::isfinite(cap)) {
+    return invalid_argument("attribute 'cap': expected a finite value > 0, found ", cap);
+  }
+  return infer_unary(in, attrs);
+}
+
 Specs infer_softmax(InputSpecs in, const Attributes& attrs) {
   STATICLM_RETURN_IF_ERROR(expect_f32(*in[0], "input"));
   STATICLM_RETURN_IF_ERROR(expect_at_least_rank(*in[0], "input", 1));
@@ -502,29 +526,92 @@ Specs infer_cast(InputSpecs in, const Attributes& attrs) {
   return std::vector<TensorSpec>{{*target, in[0]->shape}};
 }
 
-constexpr std::array<OpDef, 22> kOps = {{
-    {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding},
-    {OpKind::kLinear, "linear", 2, 3, infer_linear},
-    {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm},
-    {OpKind::kLayerNorm, "layer_norm", 2, 3, infer_layer_norm},
-    {OpKind::kRope, "rope", 2, 2, infer_rope},
-    {OpKind::kAttention, "attention", 4, 4, infer_attention},
-    {OpKind::kKvCacheUpdate, "kv_cache_update", 3, 3, infer_kv_cache_update},
-    {OpKind::kAdd, "add", 2, 2, infer_binary},
-    {OpKind::kMul, "mul", 2, 2, infer_binary},
-    {OpKind::kSilu, "silu", 1, 1, infer_unary},
-    {OpKind::kGelu, "gelu", 1, 1, infer_gelu},
-    {OpKind::kSoftmax, "softmax", 1, 1, infer_softmax},
-    {OpKind::kReshape, "reshape", 1, 1, infer_reshape},
-    {OpKind::kTranspose, "transpose", 1, 1, infer_transpose},
-    {OpKind::kSlice, "slice", 1, 1, infer_slice},
-    {OpKind::kConcat, "concat", 1, -1, infer_concat},
-    {OpKind::kCast, "cast", 1, 1, infer_cast},
-    {OpKind::kSwiglu, "swiglu", 2, 2, infer_swiglu},
-    {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear},
-    {OpKind::kLinearAdd, "linear_add", 3, 4, infer_linear_add},
-    {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear},
-    {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 10, infer_qkv_rope_cache},
+void set_if_absent(Attributes& attrs, std::string name, AttrValue value) {
+  if (!attrs.has(name)) {
+    attrs.set(std::move(name), std::move(value));
+  }
+}
+
+void rms_norm_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "eps", kRmsNormDefaultEps);
+}
+void layer_norm_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "eps", kLayerNormDefaultEps);
+}
+
+// rope's and qkv_rope_cache's: what RopeParams reads for an absent attribute.
+void rope_defaults(int64_t head_dim, Attributes& attrs) {
+  const Result<RopeParams> params = RopeParams::from_attributes(attrs, head_dim);
+  if (!params.ok()) {
+    return;
+  }
+  Attributes explicit_params;
+  params->to_attributes(explicit_params);
+  for (const auto& [name, value] : explicit_params.entries()) {
+    set_if_absent(attrs, name, value);
+  }
+}
+void rope_op_defaults(InputSpecs in, Attributes& attrs) {
+  rope_defaults(in[0]->shape[3], attrs);
+}
+void qkv_rope_cache_defaults(InputSpecs in, Attributes& attrs) {
+  rope_defaults(in[qkv_rope_cache::kKeyCache]->shape[3], attrs);
+}
+
+void attention_defaults(InputSpecs in, Attributes& attrs) {
+  set_if_absent(attrs, "scale", attention_default_scale(in[0]->shape[3]));
+}
+void windowed_attention_defaults(InputSpecs in, Attributes& attrs) {
+  attention_defaults(in, attrs);
+  set_if_absent(attrs, "window", int64_t{0});
+  set_if_absent(attrs, "softcap", 0.0);
+}
+void kv_cache_update_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "in_place", int64_t{1});
+}
+void gelu_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "approximate", std::string("none"));
+}
+void softmax_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "axis", int64_t{-1});
+}
+void slice_defaults(InputSpecs, Attributes& attrs) {
+  set_if_absent(attrs, "step", int64_t{1});
+}
+
+constexpr bool kRowWise = true;
+constexpr bool kNotRowWise = false;
+
+// Row-wise: linears, norms, rope, elementwise ops and casts act on each row alone; attention is
+// causal by position, so a row reads its own query and the caches; a reshape between chunk-shaped
+// shapes keeps each row's bytes together (total / rows).
+constexpr std::array<OpDef, 24> kOps = {{
+    {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding, kNotRowWise},
+    {OpKind::kLinear, "linear", 2, 3, infer_linear, kRowWise},
+    {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm, kRowWise, kNoPositionsInput, rms_norm_defaults},
+    {OpKind::kLayerNorm, "layer_norm", 2, 3, infer_layer_norm, kRowWise, kNoPositionsInput, layer_norm_defaults},
+    {OpKind::kRope, "rope", 2, 2, infer_rope, kRowWise, 1, rope_op_defaults},
+    {OpKind::kAttention, "attention", 4, 4, infer_attention, kRowWise, 3, attention_defaults},
+    {OpKind::kKvCacheUpdate, "kv_cache_update", 3, 3, infer_kv_cache_update, kNotRowWise, 2, kv_cache_update_defaults},
+    {OpKind::kAdd, "add", 2, 2, infer_binary, kRowWise},
+    {OpKind::kMul, "mul", 2, 2, infer_binary, kRowWise},
+    {OpKind::kSilu, "silu", 1, 1, infer_unary, kRowWise},
+    {OpKind::kGelu, "gelu", 1, 1, infer_gelu, kRowWise, kNoPositionsInput, gelu_defaults},
+    {OpKind::kSoftmax, "softmax", 1, 1, infer_softmax, kNotRowWise, kNoPositionsInput, softmax_defaults},
+    {OpKind::kReshape, "reshape", 1, 1, infer_reshape, kRowWise},
+    {OpKind::kTranspose, "transpose", 1, 1, infer_transpose, kNotRowWise},
+    {OpKind::kSlice, "slice", 1, 1, infer_slice, kNotRowWise, kNoPositionsInput, slice_defaults},
+    {OpKind::kConcat, "concat", 1, -1, infer_concat, kNotRowWise},
+    {OpKind::kCast, "cast", 1, 1, infer_cast, kRowWise},
+    {OpKind::kSwiglu, "swiglu", 2, 2, infer_swiglu, kRowWise},
+    {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear, kRowWise},
+    {OpKind::kLinearAdd, "linear_add", 3, 4, infer_linear_add, kRowWise},
+    {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear, kRowWise},
+    {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 10, infer_qkv_rope_cache, kNotRowWise,
+     static_cast<int>(qkv_rope_cache::kPositions), qkv_rope_cache_defaults},
+    {OpKind::kWindowedAttention, "windowed_attention", 4, 4, infer_windowed_attention, kRowWise, 3,
+     windowed_attention_defaults},
+    {OpKind::kSoftcap, "softcap", 1, 1, infer_softcap, kRowWise},
 }};
 
 }  // namespace
@@ -614,6 +701,18 @@ Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, co
     return result.status().with_context(def.name);
   }
   return result;
+}
+
+Attributes with_default_attributes(OpKind kind, InputSpecs inputs, const Attributes& attrs) {
+  Attributes complete = attrs;
+  if (const OpDef& def = op_def(kind); def.fill_defaults != nullptr) {
+    def.fill_defaults(inputs, complete);
+  }
+  return complete;
+}
+
+double attention_default_scale(int64_t head_dim) {
+  return head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(head_dim)) : 1.0;
 }
 
 std::vector<InPlaceUpdate> in_place_updates(OpKind kind, const Attributes& attrs) {

@@ -38,11 +38,13 @@ enum class OpKind : uint8_t {
   kCast,
   // Fused ops: each has a portable reference equal to the ops it replaces (docs/ops.md), so a
   // backend's pass may introduce it and every backend can still run the program.
-  kSwiglu,        // silu(gate) * up
-  kMultiLinear,   // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
-  kLinearAdd,     // residual + linear(x, w, b): o_proj / down_proj with the residual connection
-  kSwigluLinear,  // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
-  kQkvRopeCache,  // q / k / v projections, rope on q and k, k and v written into the caches in place
+  kSwiglu,             // silu(gate) * up
+  kMultiLinear,        // linear(x, w_i, b_i) for each of `parts` weights: one op for q/k/v or gate/up
+  kLinearAdd,          // residual + linear(x, w, b): o_proj / down_proj with the residual connection
+  kSwigluLinear,       // swiglu(linear(x, w_gate), linear(x, w_up)): the gated MLP's first half
+  kQkvRopeCache,       // q / k / v projections, rope on q and k, k and v written into the caches in place
+  kWindowedAttention,  // attention over the last `window` slots, scores soft-capped (Gemma, Mistral)
+  kSoftcap,            // cap * tanh(x / cap): Gemma's logit soft-capping
 };
 
 // The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.
@@ -52,12 +54,26 @@ inline constexpr double kLayerNormDefaultEps = 1e-5;
 // An op's inputs as seen by inference: nullptr marks an absent optional input.
 using InputSpecs = std::span<const TensorSpec* const>;
 
+// No input of the op holds positions.
+inline constexpr int kNoPositionsInput = -1;
+
+// Everything the graph, the passes and the executor know about an op: its arity, how its outputs
+// follow from its inputs, and the facts the executor plans with.
 struct OpDef {
   OpKind kind;
   std::string_view name;
   int min_inputs;
   int max_inputs;  // -1: variadic
   Result<std::vector<TensorSpec>> (*infer)(InputSpecs inputs, const Attributes& attrs);
+  // Row r of every chunk-shaped output reads only row r of the chunk-shaped inputs (and whole
+  // other inputs: weights, caches), so the chunk's last row alone needs only their last rows.
+  bool row_wise = false;
+  // The input holding each row's absolute position (a negative one marks a padding row), or
+  // kNoPositionsInput.
+  int positions_input = kNoPositionsInput;
+  // Sets the attributes docs/ops.md gives a default for and `attrs` lacks; nullptr: none has one.
+  // Called on an instance that passed inference.
+  void (*fill_defaults)(InputSpecs inputs, Attributes& attrs) = nullptr;
 };
 
 std::span<const OpDef> all_ops();
@@ -85,6 +101,13 @@ std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attribut
 // Checks arity, dtypes, shapes and attributes of one op instance and returns its output specs.
 // Fails with InvalidArgument naming the op and the offending input or attribute.
 Result<std::vector<TensorSpec>> infer_outputs(OpKind kind, InputSpecs inputs, const Attributes& attrs);
+
+// The instance's attributes with every absent one that has a default set to it, so a kernel
+// reads each value the op set means. `inputs` must have passed infer_outputs.
+Attributes with_default_attributes(OpKind kind, InputSpecs inputs, const Attributes& attrs);
+
+// attention's scale when its attribute is absent: 1 / sqrt(head_dim).
+double attention_default_scale(int64_t head_dim);
 
 // qkv_rope_cache's inputs, fixed positions; the three biases are present together or not at all.
 namespace qkv_rope_cache {

@@ -54,7 +54,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 22u);
+  ASSERT_EQ(all_ops().size(), 24u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -76,7 +76,8 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache)"),
+  EXPECT_NE(missing.status().message().find(
+                "swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache, windowed_attention, softcap)"),
             std::string::npos);
 }
 
@@ -235,6 +236,74 @@ TEST(OpSetTest, Attention) {
                  "attribute 'scale': expected a value > 0, found 0");
   expect_refused(infer(OpKind::kAttention, {f32({1, 3, 4, 8}), cache, cache, typed(DType::kF32, {3})}),
                  "positions: expected dtype i32 or i64, found f32");
+}
+
+// What the executor plans with comes from the OpDef: which input carries positions, which ops act
+// row by row, and the attributes a kernel sees when the instance leaves them out.
+TEST(OpSetTest, OpDefsSayWhichInputHoldsPositionsAndWhichOpsAreRowWise) {
+  EXPECT_EQ(op_def(OpKind::kRope).positions_input, 1);
+  EXPECT_EQ(op_def(OpKind::kAttention).positions_input, 3);
+  EXPECT_EQ(op_def(OpKind::kKvCacheUpdate).positions_input, 2);
+  EXPECT_EQ(op_def(OpKind::kQkvRopeCache).positions_input, static_cast<int>(qkv_rope_cache::kPositions));
+  EXPECT_EQ(op_def(OpKind::kLinear).positions_input, kNoPositionsInput);
+  EXPECT_TRUE(op_def(OpKind::kAttention).row_wise);
+  EXPECT_TRUE(op_def(OpKind::kLinear).row_wise);
+  // Rows mix: a transpose or softmax over another axis, a cache update writing slots by position.
+  EXPECT_FALSE(op_def(OpKind::kTranspose).row_wise);
+  EXPECT_FALSE(op_def(OpKind::kSoftmax).row_wise);
+  EXPECT_FALSE(op_def(OpKind::kKvCacheUpdate).row_wise);
+}
+
+TEST(OpSetTest, DefaultAttributesAreWhatTheKernelsRead) {
+  const TensorSpec q = f32({1, 2, 4, 16});
+  const TensorSpec cache = f32({1, 2, 8, 16});
+  const TensorSpec positions = typed(DType::kI64, {2});
+  const TensorSpec* inputs[] = {&q, &cache, &cache, &positions};
+  const Attributes filled = with_default_attributes(OpKind::kAttention, inputs, {});
+  EXPECT_DOUBLE_EQ(*filled.get_float("scale"), 0.25);  // 1 / sqrt(16), as both attention kernels use
+  EXPECT_DOUBLE_EQ(attention_default_scale(16), 0.25);
+  const Attributes kept = with_default_attributes(OpKind::kAttention, inputs, {{"scale", 0.5}});
+  EXPECT_DOUBLE_EQ(*kept.get_float("scale"), 0.5);
+
+  const TensorSpec x = f32({1, 2, 3, 8});
+  const TensorSpec* rope_inputs[] = {&x, &positions};
+  const Attributes rope = with_default_attributes(OpKind::kRope, rope_inputs, {{"theta", 1e4}});
+  EXPECT_EQ(*rope.get_int("rotary_dim"), 8);
+  EXPECT_EQ(*rope.get_string("scaling"), "none");
+  const TensorSpec* norm_inputs[] = {&x, &x};
+  EXPECT_DOUBLE_EQ(*with_default_attributes(OpKind::kRmsNorm, norm_inputs, {}).get_float("eps"), kRmsNormDefaultEps);
+  EXPECT_TRUE(with_default_attributes(OpKind::kAdd, norm_inputs, {}).entries().empty());
+}
+
+TEST(OpSetTest, WindowedAttentionIsAttentionWithAWindowAndASoftCap) {
+  const TensorSpec cache = f32({1, 2, 16, 8});
+  const TensorSpec positions = typed(DType::kI64, {3});
+  const TensorSpec q = f32({1, 3, 4, 8});
+  expect_spec(infer(OpKind::kWindowedAttention, {q, cache, cache, positions},
+                    Attributes{{"window", int64_t{4}}, {"softcap", 50.0}}),
+              q);
+  expect_spec(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}), q);
+  expect_refused(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}, Attributes{{"window", int64_t{-1}}}),
+                 "attribute 'window': expected a value >= 0, found -1");
+  expect_refused(infer(OpKind::kWindowedAttention, {q, cache, cache, positions}, Attributes{{"softcap", -2.0}}),
+                 "attribute 'softcap': expected a finite value >= 0, found -2");
+  expect_refused(infer(OpKind::kWindowedAttention, {f32({1, 3, 3, 8}), cache, cache, positions}),
+                 "query heads (3) must be a multiple of kv heads (2)");
+  const TensorSpec* inputs[] = {&q, &cache, &cache, &positions};
+  const Attributes filled = with_default_attributes(OpKind::kWindowedAttention, inputs, {});
+  EXPECT_EQ(*filled.get_int("window"), 0);
+  EXPECT_DOUBLE_EQ(*filled.get_float("softcap"), 0.0);
+  EXPECT_DOUBLE_EQ(*filled.get_float("scale"), attention_default_scale(8));
+  EXPECT_EQ(op_def(OpKind::kWindowedAttention).positions_input, 3);
+}
+
+TEST(OpSetTest, SoftcapNeedsAPositiveCap) {
+  expect_spec(infer(OpKind::kSoftcap, {f32({2, 5})}, Attributes{{"cap", 30.0}}), f32({2, 5}));
+  expect_refused(infer(OpKind::kSoftcap, {f32({2, 5})}), "attribute 'cap'");
+  expect_refused(infer(OpKind::kSoftcap, {f32({2, 5})}, Attributes{{"cap", 0.0}}),
+                 "attribute 'cap': expected a finite value > 0, found 0");
+  expect_refused(infer(OpKind::kSoftcap, {typed(DType::kF16, {2})}, Attributes{{"cap", 1.0}}),
+                 "input: expected dtype f32, found f16");
 }
 
 TEST(OpSetTest, QkvRopeCacheProjectsRotatesAndUpdatesBothCaches) {

@@ -313,7 +313,9 @@ class PreparedMethod::Builder {
     if (context_.kernels == nullptr) {
       return invalid_argument(where, ": no kernel registry was given");
     }
-    KernelSignature signature{*op, input_specs, output_specs, call.attributes};
+    // Kernels see every attribute the op set means, the defaults included.
+    const Attributes attributes = with_default_attributes(*op, input_specs, call.attributes);
+    KernelSignature signature{*op, input_specs, output_specs, attributes};
     auto kernel = context_.kernels->select(signature, context_.allowed_features);
     if (!kernel.ok()) {
       return kernel.status().with_context(where);
@@ -409,25 +411,19 @@ class PreparedMethod::Builder {
     }
   }
 
-  // The method input every rope / attention / kv_cache_update / qkv_rope_cache reads its
-  // positions from, if they all read the same one: its leading negative entries are the chunk's
-  // padding rows.
+  // The method input every op with a positions input (OpDef::positions_input) reads them from,
+  // if they all read the same one: its leading negative entries are the chunk's padding rows.
   void find_row_positions() {
     int32_t found = -1;
-    for (const InstructionSpec& instruction : spec_.instructions) {
-      const auto* call = std::get_if<KernelCallSpec>(&instruction);
-      if (call == nullptr) {
+    for (const Step& step : out_->steps_) {
+      if (!step.kernel) {
         continue;
       }
-      const size_t operand = call->op == "rope"              ? 1
-                             : call->op == "attention"       ? 3
-                             : call->op == "kv_cache_update" ? 2
-                             : call->op == "qkv_rope_cache"  ? qkv_rope_cache::kPositions
-                                                             : 0;
-      if (operand == 0 || operand >= call->inputs.size()) {
+      const int operand = op_def(step.kind).positions_input;
+      if (operand == kNoPositionsInput || static_cast<size_t>(operand) >= step.inputs.size()) {
         continue;
       }
-      const int32_t value = call->inputs[operand];
+      const int32_t value = step.inputs[static_cast<size_t>(operand)];
       if (value < 0 || (found >= 0 && value != found)) {
         return;  // absent, or two different position tensors: no padding is inferred
       }
@@ -453,33 +449,6 @@ class PreparedMethod::Builder {
 Result<std::unique_ptr<PreparedMethod>> PreparedMethod::prepare(MethodSpec method, const PrepareContext& context) {
   return Builder(std::move(method), context).run();
 }
-
-namespace {
-
-// Ops whose row r of every chunk-shaped output reads only row r of their chunk-shaped inputs (and
-// whole other inputs: weights, caches), so the chunk's last row alone needs only the last rows.
-bool row_wise(OpKind kind) {
-  switch (kind) {
-    case OpKind::kLinear:
-    case OpKind::kMultiLinear:
-    case OpKind::kLinearAdd:
-    case OpKind::kSwigluLinear:
-    case OpKind::kRmsNorm:
-    case OpKind::kLayerNorm:
-    case OpKind::kRope:
-    case OpKind::kAttention:  // causal by position: a row reads its own query and the caches
-    case OpKind::kAdd:
-    case OpKind::kMul:
-    case OpKind::kSilu:
-    case OpKind::kGelu:
-    case OpKind::kSwiglu:
-    case OpKind::kReshape:  // chunk-shaped on both sides, a row is the same bytes (total / rows)
-    case OpKind::kCast: return true;
-    default: return false;
-  }
-}
-
-}  // namespace
 
 bool PreparedMethod::chunk_shaped(uint32_t v) const {
   if (chunk_rows_ <= 1) {
@@ -513,7 +482,7 @@ void PreparedMethod::plan_run(std::span<const RowNeed> needs, RunPlan& plan) con
   for (size_t s = steps_.size(); s-- > 0;) {
     const Step& step = steps_[s];
     RowNeed need = step.delegate && !step.delegate->updated_inputs().empty() ? RowNeed::kAll : RowNeed::kNone;
-    bool rows_kept = step.kernel != nullptr && row_wise(step.kind);
+    bool rows_kept = step.kernel != nullptr && op_def(step.kind).row_wise;
     for (uint32_t value : step.outputs) {
       need = std::max(need, storage_[value] == ValueStorage::kInput ? RowNeed::kAll : plan.values[value]);
       rows_kept = rows_kept && chunk_shaped(value);

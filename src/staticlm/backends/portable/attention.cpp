@@ -2,10 +2,13 @@
 // (causal by position), a max-subtracted softmax, and the weighted sum of the value rows.
 // Query head h reads kv head h / (Hq / Hkv). Padding rows (negative positions) produce zeros;
 // a position at or beyond the cache length fails with OutOfRange before anything is written.
+// windowed_attention: the same over slots p - window + 1 .. p only (window 0: all of 0..p), each
+// score soft-capped to softcap * tanh(score / softcap) (softcap 0: none) before the softmax.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "staticlm/backends/portable/element_access.h"
@@ -23,11 +26,21 @@ struct AttentionShape {
   int64_t head_dim;
 };
 
+// How a query scores the slots it attends.
+struct ScoreRule {
+  float scale = 1.0f;
+  int64_t window = 0;    // 0: every slot up to the query's position
+  float softcap = 0.0f;  // 0: none
+};
+
 // One (batch, row, query head) output: out[0..head_dim).
 template <typename CacheT>
-void attend_one(const AttentionShape& shape, float scale, int64_t position, const float* query, const CacheT* keys,
-                const CacheT* values, float* scores, float* out) {
-  const int64_t slots = position + 1;
+void attend_one(const AttentionShape& shape, const ScoreRule& rule, int64_t position, const float* query,
+                const CacheT* keys, const CacheT* values, float* scores, float* out) {
+  const int64_t first = rule.window > 0 ? std::max<int64_t>(0, position - rule.window + 1) : 0;
+  const int64_t slots = position + 1 - first;
+  keys += first * shape.head_dim;
+  values += first * shape.head_dim;
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < slots; ++j) {
     const CacheT* key = keys + j * shape.head_dim;
@@ -35,7 +48,10 @@ void attend_one(const AttentionShape& shape, float scale, int64_t position, cons
     for (int64_t d = 0; d < shape.head_dim; ++d) {
       dot += query[d] * cache_to_f32(key[d]);
     }
-    scores[j] = scale * dot;
+    scores[j] = rule.scale * dot;
+    if (rule.softcap > 0.0f) {
+      scores[j] = rule.softcap * std::tanh(scores[j] / rule.softcap);
+    }
     max_score = std::max(max_score, scores[j]);
   }
   float total = 0.0f;
@@ -56,8 +72,8 @@ void attend_one(const AttentionShape& shape, float scale, int64_t position, cons
 template <typename CacheT>
 class AttentionKernel final : public Kernel {
  public:
-  AttentionKernel(const AttentionShape& shape, float scale, DType positions_dtype)
-      : shape_(shape), scale_(scale), positions_dtype_(positions_dtype) {}
+  AttentionKernel(const AttentionShape& shape, const ScoreRule& rule, DType positions_dtype)
+      : shape_(shape), rule_(rule), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -90,7 +106,7 @@ class AttentionKernel final : public Kernel {
           continue;
         }
         const int64_t cache_offset = (b * sh.kv_heads + h / group) * sh.cache_len * sh.head_dim;
-        attend_one(sh, scale_, position, q + task * sh.head_dim, k_cache + cache_offset, v_cache + cache_offset,
+        attend_one(sh, rule_, position, q + task * sh.head_dim, k_cache + cache_offset, v_cache + cache_offset,
                    scores.data(), out_head);
       }
     });
@@ -99,20 +115,20 @@ class AttentionKernel final : public Kernel {
 
  private:
   AttentionShape shape_;
-  float scale_;
+  ScoreRule rule_;
   DType positions_dtype_;
 };
 
-}  // namespace
-
-KernelResult make_attention_kernel(const KernelSignature& signature) {
+// Either op's kernel: `windowed` reads the window and the soft-cap as well as the scale.
+KernelResult make_kernel(const KernelSignature& signature, bool windowed) {
+  const std::string_view op = op_name(signature.op);
   STATICLM_RETURN_IF_ERROR(check_signature(signature, 4, 4));
   const TensorSpec& q = *signature.inputs[0];
   const TensorSpec& k = *signature.inputs[1];
   const TensorSpec& v = *signature.inputs[2];
   const TensorSpec& positions = *signature.inputs[3];
   if (k.dtype != DType::kF32 && k.dtype != DType::kF16) {
-    return unimplemented("attention: cache dtype ", dtype_name(k.dtype),
+    return unimplemented(op, ": cache dtype ", dtype_name(k.dtype),
                          " is not supported by the portable backend (expected f32 or f16)");
   }
   const bool shapes_match = q.dtype == DType::kF32 && q.shape.size() == 4 && k.shape.size() == 4 && v == k &&
@@ -120,24 +136,48 @@ KernelResult make_attention_kernel(const KernelSignature& signature) {
                             q.shape[2] % k.shape[1] == 0 && is_index_dtype(positions.dtype) &&
                             positions.shape == Shape{q.shape[1]};
   if (!shapes_match) {
-    return invalid_argument("attention: query ", dtype_name(q.dtype), shape_string(q.shape), ", caches ",
+    return invalid_argument(op, ": query ", dtype_name(q.dtype), shape_string(q.shape), ", caches ",
                             dtype_name(k.dtype), shape_string(k.shape), " / ", dtype_name(v.dtype),
                             shape_string(v.shape), " and positions ", dtype_name(positions.dtype),
                             shape_string(positions.shape), " do not form a valid attention");
   }
   const AttentionShape shape{q.shape[0], q.shape[1], q.shape[2], k.shape[1], k.shape[2], k.shape[3]};
-  const double default_scale = shape.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(shape.head_dim)) : 1.0;
-  auto scale = signature.attributes.get_float_or("scale", default_scale);
+  const Attributes& attrs = signature.attributes;
+  auto scale = attrs.get_float_or("scale", attention_default_scale(shape.head_dim));
   if (!scale.ok()) {
-    return scale.status().with_context("attention");
+    return scale.status().with_context(op);
   }
   if (!(*scale > 0.0) || !std::isfinite(*scale)) {
-    return invalid_argument("attention: attribute 'scale': expected a finite value > 0, found ", *scale);
+    return invalid_argument(op, ": attribute 'scale': expected a finite value > 0, found ", *scale);
+  }
+  ScoreRule rule{static_cast<float>(*scale)};
+  if (windowed) {
+    auto window = attrs.get_int_or("window", 0);
+    auto softcap = attrs.get_float_or("softcap", 0.0);
+    if (!window.ok() || !softcap.ok()) {
+      return (window.ok() ? softcap.status() : window.status()).with_context(op);
+    }
+    if (*window < 0 || !(*softcap >= 0.0) || !std::isfinite(*softcap)) {
+      return invalid_argument(op, ": attributes 'window' and 'softcap': expected values >= 0, found ", *window, " and ",
+                              *softcap);
+    }
+    rule.window = *window;
+    rule.softcap = static_cast<float>(*softcap);
   }
   if (k.dtype == DType::kF16) {
-    return std::make_unique<AttentionKernel<uint16_t>>(shape, static_cast<float>(*scale), positions.dtype);
+    return std::make_unique<AttentionKernel<uint16_t>>(shape, rule, positions.dtype);
   }
-  return std::make_unique<AttentionKernel<float>>(shape, static_cast<float>(*scale), positions.dtype);
+  return std::make_unique<AttentionKernel<float>>(shape, rule, positions.dtype);
+}
+
+}  // namespace
+
+KernelResult make_attention_kernel(const KernelSignature& signature) {
+  return make_kernel(signature, false);
+}
+
+KernelResult make_windowed_attention_kernel(const KernelSignature& signature) {
+  return make_kernel(signature, true);
 }
 
 }  // namespace staticlm::portable

@@ -1,5 +1,6 @@
-// attention and kv_cache_update against double-precision references: f32 and f16 caches,
-// grouped-query heads, causal masking by position, padding rows and out-of-range positions.
+// attention, windowed_attention and kv_cache_update against double-precision references: f32 and
+// f16 caches, grouped-query heads, causal masking by position, windows and soft-caps, padding rows
+// and out-of-range positions.
 #include <cmath>
 #include <random>
 #include <string>
@@ -24,9 +25,11 @@ struct AttentionCase {
   int64_t filled_slots;  // slots at or beyond this hold huge values that must never be read
 };
 
-// Reference attention in double; q [B, S, Hq, D], caches [B, Hkv, C, D].
+// Reference attention in double; q [B, S, Hq, D], caches [B, Hkv, C, D]. The query at p reads
+// slots max(0, p - window + 1) .. p (window 0: 0 .. p), scores soft-capped when softcap > 0.
 std::vector<double> reference_attention(const AttentionCase& c, const std::vector<double>& q,
-                                        const std::vector<double>& k, const std::vector<double>& v, double scale) {
+                                        const std::vector<double>& k, const std::vector<double>& v, double scale,
+                                        int64_t window = 0, double softcap = 0.0) {
   const auto seq = static_cast<int64_t>(c.positions.size());
   const int64_t group = c.query_heads / c.kv_heads;
   std::vector<double> out(q.size(), 0.0);
@@ -39,13 +42,14 @@ std::vector<double> reference_attention(const AttentionCase& c, const std::vecto
       for (int64_t h = 0; h < c.query_heads; ++h) {
         const size_t q_base = static_cast<size_t>(((b * seq + s) * c.query_heads + h) * c.head_dim);
         const size_t kv_base = static_cast<size_t>((b * c.kv_heads + h / group) * c.cache_len * c.head_dim);
+        const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
         std::vector<double> scores;
-        for (int64_t j = 0; j <= position; ++j) {
+        for (int64_t j = first; j <= position; ++j) {
           double dot = 0.0;
           for (int64_t d = 0; d < c.head_dim; ++d) {
             dot += q[q_base + d] * k[kv_base + j * c.head_dim + d];
           }
-          scores.push_back(scale * dot);
+          scores.push_back(softcap > 0.0 ? softcap * std::tanh(scale * dot / softcap) : scale * dot);
         }
         double max_score = scores[0];
         for (double score : scores) {
@@ -56,9 +60,9 @@ std::vector<double> reference_attention(const AttentionCase& c, const std::vecto
           score = std::exp(score - max_score);
           total += score;
         }
-        for (int64_t j = 0; j <= position; ++j) {
+        for (int64_t j = first; j <= position; ++j) {
           for (int64_t d = 0; d < c.head_dim; ++d) {
-            out[q_base + d] += scores[static_cast<size_t>(j)] / total * v[kv_base + j * c.head_dim + d];
+            out[q_base + d] += scores[static_cast<size_t>(j - first)] / total * v[kv_base + j * c.head_dim + d];
           }
         }
       }
@@ -103,6 +107,48 @@ TEST_P(AttentionTest, MatchesReference) {
     auto outputs = run_op(OpKind::kAttention, {&q, &k, &v, &positions}, attrs);
     ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
     expect_close((*outputs)[0], reference_attention(c, to_doubles(q), to_doubles(k), to_doubles(v), scale));
+  }
+}
+
+// Windows shorter than, equal to and longer than the rows' histories, with and without a soft-cap
+// small enough to bend the scores (they reach a few units here).
+TEST_P(AttentionTest, WindowedAttentionMatchesReference) {
+  const AttentionCase& c = GetParam();
+  std::mt19937 rng(53);
+  const auto seq = static_cast<int64_t>(c.positions.size());
+  Tensor q = random_tensor(DType::kF32, {c.batch, seq, c.query_heads, c.head_dim}, rng, -2.0f, 2.0f);
+  Tensor k = make_cache(c, rng);
+  Tensor v = make_cache(c, rng);
+  Tensor positions = index_tensor(DType::kI32, c.positions);
+  for (int64_t window : {int64_t{0}, int64_t{1}, int64_t{3}, c.cache_len}) {
+    for (double softcap : {0.0, 0.7}) {
+      SCOPED_TRACE(str_cat("window ", window, ", softcap ", softcap));
+      const Attributes attrs{{"scale", 0.4}, {"window", window}, {"softcap", softcap}};
+      auto outputs = run_op(OpKind::kWindowedAttention, {&q, &k, &v, &positions}, attrs);
+      ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+      expect_close((*outputs)[0],
+                   reference_attention(c, to_doubles(q), to_doubles(k), to_doubles(v), 0.4, window, softcap));
+    }
+  }
+}
+
+TEST(AttentionTest, AWindowOfOneReadsTheRowsOwnSlotAlone) {
+  const AttentionCase c{"", DType::kF32, 1, 2, 1, 8, 4, {3, 4}, 5};
+  std::mt19937 rng(54);
+  Tensor q = random_tensor(DType::kF32, {1, 2, 2, 4}, rng);
+  Tensor k = make_cache(c, rng);
+  Tensor v = make_cache(c, rng);
+  Tensor positions = index_tensor(DType::kI64, c.positions);
+  auto outputs = run_op(OpKind::kWindowedAttention, {&q, &k, &v, &positions}, {{"window", int64_t{1}}});
+  ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+  const std::vector<double> got = to_doubles((*outputs)[0]);
+  const std::vector<double> values = to_doubles(v);
+  for (size_t row = 0; row < 2; ++row) {
+    for (size_t h = 0; h < 2; ++h) {
+      for (size_t d = 0; d < 4; ++d) {
+        EXPECT_NEAR(got[(row * 2 + h) * 4 + d], values[(3 + row) * 4 + d], 1e-6) << "row " << row;
+      }
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // Elementwise f32 ops: add and mul with NumPy broadcasting, silu, gelu (exact erf form or the
-// tanh approximation) and the fused swiglu. Broadcast strides are computed once at creation.
+// tanh approximation), softcap (cap * tanh(x / cap)) and the fused swiglu. Broadcast strides are
+// computed once at creation.
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -165,6 +166,25 @@ KernelResult make_unary_kernel(const KernelSignature& signature, UnaryOp op) {
   return std::make_unique<UnaryKernel>(op, num_elements(x.shape));
 }
 
+class SoftcapKernel final : public Kernel {
+ public:
+  SoftcapKernel(float cap, int64_t count) : cap_(cap), count_(count) {}
+
+  Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
+                 const KernelContext&) const override {
+    const float* x = inputs[0].data<float>();
+    float* out = outputs[0].data<float>();
+    for (int64_t i = 0; i < count_; ++i) {
+      out[i] = cap_ * std::tanh(x[i] / cap_);
+    }
+    return ok_status();
+  }
+
+ private:
+  float cap_;
+  int64_t count_;
+};
+
 // swiglu: out = silu(gate) * up, elementwise, exactly as the silu and mul kernels compute it.
 class SwigluKernel final : public Kernel {
  public:
@@ -206,6 +226,23 @@ KernelResult make_mul_kernel(const KernelSignature& signature) {
 }
 KernelResult make_silu_kernel(const KernelSignature& signature) {
   return make_unary_kernel(signature, UnaryOp::kSilu);
+}
+
+KernelResult make_softcap_kernel(const KernelSignature& signature) {
+  auto cap = signature.attributes.get_float("cap");
+  if (!cap.ok()) {
+    return cap.status().with_context("softcap");
+  }
+  if (!(*cap > 0.0) || !std::isfinite(*cap)) {
+    return invalid_argument("softcap: attribute 'cap': expected a finite value > 0, found ", *cap);
+  }
+  STATICLM_RETURN_IF_ERROR(check_signature(signature, 1, 1));
+  const TensorSpec& x = *signature.inputs[0];
+  if (x.dtype != DType::kF32 || signature.outputs[0] != x) {
+    return invalid_argument("softcap: expected an f32 input and an output of the same spec, found ",
+                            dtype_name(x.dtype), shape_string(x.shape));
+  }
+  return std::make_unique<SoftcapKernel>(static_cast<float>(*cap), num_elements(x.shape));
 }
 
 KernelResult make_gelu_kernel(const KernelSignature& signature) {

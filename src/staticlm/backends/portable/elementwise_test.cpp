@@ -107,6 +107,27 @@ TEST(UnaryTest, SiluAndBothGelus) {
   }
 }
 
+TEST(UnaryTest, SoftcapIsCapTimesTanhOfXOverCap) {
+  std::mt19937 rng(73);
+  Tensor x = random_tensor(DType::kF32, {2, 33}, rng, -20.0f, 20.0f);
+  x.data<float>()[0] = -1e30f;  // saturates at -cap, never NaN
+  const std::vector<double> xs = to_doubles(x);
+  for (double cap : {0.5, 3.0, 30.0}) {
+    SCOPED_TRACE(str_cat("cap ", cap));
+    auto outputs = run_op(OpKind::kSoftcap, {&x}, {{"cap", cap}});
+    ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+    std::vector<double> want;
+    for (double value : xs) {
+      want.push_back(cap * std::tanh(value / cap));
+    }
+    expect_close((*outputs)[0], want);
+  }
+  auto refused = run_op(OpKind::kSoftcap, {&x}, {{"cap", 0.0}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("attribute 'cap': expected a finite value > 0, found 0"), std::string::npos)
+      << refused.status().message();
+}
+
 struct SoftmaxCase {
   Shape shape;
   int64_t axis;

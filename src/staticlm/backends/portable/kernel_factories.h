@@ -41,6 +41,8 @@ KernelResult make_multi_linear_kernel(const KernelSignature& signature);
 KernelResult make_linear_add_kernel(const KernelSignature& signature);
 KernelResult make_swiglu_linear_kernel(const KernelSignature& signature);
 KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature);
+KernelResult make_windowed_attention_kernel(const KernelSignature& signature);
+KernelResult make_softcap_kernel(const KernelSignature& signature);
 
 // Checks that the signature has between min_inputs and max_inputs inputs (max_inputs < 0:
 // no upper bound), that the first min_inputs are present, and that it has exactly one output.

@@ -1,13 +1,68 @@
 // LlamaForCausalLM: Llama 2 / 3.x, SmolLM, TinyLlama. attention_bias puts a bias on all four
-// attention projections.
-#include "staticlm/exporter/model_family.h"
+// attention projections. The loader and the graph the other Llama-shaped families share.
+#include "staticlm/exporter/decoder_builder.h"
+#include "staticlm/exporter/models/families.h"
+#include "staticlm/exporter/weight_mapper.h"
 
 namespace staticlm {
+
+Result<DecoderModel> load_llama_style(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
+                                      ConstantTable& constants, const FamilyOptions& options,
+                                      const LlamaStyleLayout& layout) {
+  if (config.hidden_act != "silu") {
+    return unimplemented("'", config.config_path, "': hidden_act '", config.hidden_act,
+                         "' is not supported (supported: silu)");
+  }
+  if (layout.sliding_window) {
+    STATICLM_RETURN_IF_ERROR(check_sliding_window(config, options.max_cache_len));
+  }
+  DecoderModel model;
+  STATICLM_ASSIGN_OR_RETURN(model.params, read_decoder_hyper_params(config));
+  model.attention = uniform_attention(model.params);
+  WeightMapper weights(checkpoint, constants, options.weight_dtype);
+  STATICLM_RETURN_IF_ERROR(weights.llama_globals(config, model.weights));
+  for (int64_t layer = 0; layer < model.params.num_layers; ++layer) {
+    STATICLM_ASSIGN_OR_RETURN(DecoderLayerWeights w,
+                              weights.llama_layer(layer, layout.qkv_bias, layout.o_bias, layout.qk_norm));
+    model.weights.layers.push_back(w);
+  }
+  return model;
+}
 
 Result<DecoderModel> load_llama(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
                                 ConstantTable& constants, const FamilyOptions& options) {
   return load_llama_style(config, checkpoint, constants, options,
                           {.qkv_bias = config.attention_bias, .o_bias = config.attention_bias});
+}
+
+Result<std::unique_ptr<Graph>> build_llama_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                                 const DecoderMethodShape& shape) {
+  const DecoderHyperParams& p = model.params;
+  if (model.weights.layers.size() != static_cast<size_t>(p.num_layers) ||
+      model.attention.size() != static_cast<size_t>(p.num_layers)) {
+    return invalid_argument("expected weights for ", p.num_layers, " layers, found ", model.weights.layers.size());
+  }
+  STATICLM_ASSIGN_OR_RETURN(DecoderBuilder b, DecoderBuilder::start(p, std::move(constants), shape));
+  STATICLM_ASSIGN_OR_RETURN(ValueId x, b.embed(model.weights.embed_tokens));
+  for (int64_t layer = 0; layer < p.num_layers; ++layer) {
+    const DecoderLayerWeights& w = model.weights.layers[static_cast<size_t>(layer)];
+    STATICLM_ASSIGN_OR_RETURN(ValueId h, b.rms_norm(x, w.input_norm, p.hidden_size, b.layer_role(layer, "input norm")));
+    STATICLM_ASSIGN_OR_RETURN(ValueId attended,
+                              b.self_attention(layer, h, w, model.attention[static_cast<size_t>(layer)]));
+    if (b.narrows_after_attention(layer)) {
+      STATICLM_ASSIGN_OR_RETURN(attended, b.last_row_of(attended));
+      STATICLM_ASSIGN_OR_RETURN(x, b.last_row_of(x));
+    }
+    STATICLM_ASSIGN_OR_RETURN(ValueId projected, b.output_projection(layer, attended, w));
+    STATICLM_ASSIGN_OR_RETURN(x, b.add(x, projected));
+    STATICLM_ASSIGN_OR_RETURN(
+        h, b.rms_norm(x, w.post_attention_norm, p.hidden_size, b.layer_role(layer, "post-attention norm")));
+    STATICLM_ASSIGN_OR_RETURN(ValueId mlp, b.gated_mlp(layer, h, w, Activation::kSilu));
+    STATICLM_ASSIGN_OR_RETURN(x, b.add(x, mlp));
+  }
+  STATICLM_ASSIGN_OR_RETURN(x, b.rms_norm(x, model.weights.final_norm, p.hidden_size, "final norm"));
+  STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.lm_head(x, model.weights.lm_head));
+  return b.finish(logits);
 }
 
 }  // namespace staticlm

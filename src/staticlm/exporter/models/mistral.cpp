@@ -1,6 +1,6 @@
-// MistralForCausalLM: the Llama block, with a sliding attention window that hf_static v1 can
+// MistralForCausalLM: the Llama graph, with a sliding attention window that hf_static v1 can
 // only honour when the cache is no longer than the window.
-#include "staticlm/exporter/model_family.h"
+#include "staticlm/exporter/models/families.h"
 
 namespace staticlm {
 

@@ -1,6 +1,7 @@
-// Qwen3ForCausalLM: per-head RMSNorm on queries and keys (q_norm, k_norm) before RoPE, an
-// explicit head_dim, and optional attention biases.
-#include "staticlm/exporter/model_family.h"
+// Qwen3ForCausalLM: the Llama graph with per-head RMSNorm on queries and keys (q_norm, k_norm)
+// before RoPE (self_attention applies them where the weights have them), an explicit head_dim,
+// and optional attention biases.
+#include "staticlm/exporter/models/families.h"
 
 namespace staticlm {
 

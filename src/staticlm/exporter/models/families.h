@@ -1,0 +1,67 @@
+// Each family's two steps (model_family.h), for the registry. Families whose blocks are Llama's
+// with optional pieces (biases, per-head norms) load through load_llama_style and share Llama's
+// graph.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "staticlm/exporter/model_family.h"
+
+namespace staticlm {
+
+// Which optional pieces a Llama-style family's blocks have.
+struct LlamaStyleLayout {
+  bool qkv_bias = false;        // biases on q/k/v projections
+  bool o_bias = false;          // bias on the output projection
+  bool qk_norm = false;         // per-head RMSNorm of queries and keys before RoPE
+  bool sliding_window = false;  // the config may set an attention window (checked against the cache)
+};
+
+// Reads hyper-parameters (hidden_act must be silu), checks the window, maps the standard tensor
+// names with the family's pieces switched on.
+Result<DecoderModel> load_llama_style(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
+                                      ConstantTable& constants, const FamilyOptions& options,
+                                      const LlamaStyleLayout& layout);
+
+Result<DecoderModel> load_llama(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_qwen2(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_mistral(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_qwen3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+
+// Pre-norm blocks (RMSNorm, attention, residual; RMSNorm, SwiGLU MLP, residual), final RMSNorm, head.
+Result<std::unique_ptr<Graph>> build_llama_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                                 const DecoderMethodShape& shape);
+
+// Gemma 2 and 3 (gemma.cpp): scaled embeddings, (1 + w) RMSNorms (folded into the weights), norms
+// before and after attention and the MLP, GeGLU, per-layer windows, ropes and soft-caps.
+
+// How Gemma's layers score: scale query_pre_attn_scalar^-0.5, soft-cap attn_logit_softcapping.
+LayerAttention gemma_scores(const HfConfig& config);
+
+// Which layers use the sliding window: layer_types where the config has them, else every
+// `pattern`-th layer (1-based) is global and the others slide. Fails with Unimplemented naming a
+// layer type other than sliding_attention and full_attention.
+Result<std::vector<bool>> gemma_sliding_layers(const HfConfig& config, int64_t pattern);
+
+// Reads what Gemma 2 and 3 share and maps their tensors (q_norm / k_norm where `qk_norm`), from
+// "model." or, in a multimodal checkpoint, its language model's prefix. `attention` says how each
+// layer attends.
+Result<DecoderModel> load_gemma(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
+                                ConstantTable& constants, const FamilyOptions& options,
+                                std::vector<LayerAttention> attention, bool qk_norm);
+
+// Scaled embeddings; per layer RMSNorm, attention, RMSNorm, residual; RMSNorm, gated MLP, RMSNorm,
+// residual; final RMSNorm, head, its soft-cap.
+Result<std::unique_ptr<Graph>> build_gemma_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                                 const DecoderMethodShape& shape);
+
+Result<DecoderModel> load_gemma2(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_gemma3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+
+// The defaults of transformers' Gemma2Config and Gemma3TextConfig for keys a config.json may
+// leave out (a Gemma3ForConditionalGeneration's text_config holds only what differs from them).
+extern const std::string_view kGemma2ConfigDefaults;
+extern const std::string_view kGemma3TextConfigDefaults;
+
+}  // namespace staticlm
