@@ -52,10 +52,16 @@ std::vector<OptionSpec> runtime_option_specs() {
          cap.name == "auto" ? str_cat(cap.doc, ": ", CpuFeatures::host().to_string()) : std::string(cap.doc),
          std::nullopt});
   }
+  std::string paths;
+  for (const CpuKernelPath& path : cpu_kernel_paths()) {
+    paths += str_cat(paths.empty() ? "" : ", ", path.isa);
+  }
+  const std::string built = paths.empty() ? str_cat("this build has no native kernels (", cpu_kernel_arch(),
+                                                    "): every op runs on the portable ones")
+                                          : str_cat("this build's native kernels: ", cpu_kernel_arch(), " ", paths);
   return {
       enum_option("isa", "auto", std::move(isa_values), "runtime", {},
-                  str_cat("the widest instruction set the cpu backend's kernels may use (this build's native kernels: ",
-                          cpu_kernel_arch(), ")")),
+                  str_cat("the widest instruction set the cpu backend's kernels may use (", built, ")")),
       enum_option("bf16_gemm", "auto",
                   {{"auto",
                     "AMX tiles where the CPU has them, else pairs where a probe at load finds vdpbf16ps faster "
