@@ -3,6 +3,7 @@
 // each of its runtime configurations (the cpu backend at every ISA cap), and must give what the
 // portable kernels give, outputs and in-place updated inputs alike. A backend that cannot run
 // here says why (QNN without its SDK) and is skipped, never passed.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -12,6 +13,7 @@
 
 #include "staticlm/builtin/builtin_export.h"
 #include "staticlm/builtin/builtin_runtime.h"
+#include "staticlm/core/cpu_features.h"
 #include "staticlm/core/half.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/lowering/lower_program.h"
@@ -40,13 +42,23 @@ void PrintTo(const BackendConfig& config, std::ostream* out) {
 }
 
 // Every backend this build registers, each in the runtime configurations that choose different
-// kernels. A backend missing here fails BackendConformanceCoverage below.
+// kernels: the cpu backend at every `isa` cap of this build's architecture that leaves this CPU
+// other features than the caps before it (on a CPU without AVX-512, avx512 is avx2 again; under
+// an emulated Cortex-A53, every AArch64 cap but portable is neon). A backend missing here fails
+// BackendConformanceCoverage below.
 std::vector<BackendConfig> backend_configs() {
-  return {
-      {"cpu_isa_auto", "cpu", {}, {{"isa", "auto"}}},    {"cpu_isa_avx512", "cpu", {}, {{"isa", "avx512"}}},
-      {"cpu_isa_avx2", "cpu", {}, {{"isa", "avx2"}}},    {"cpu_isa_portable", "cpu", {}, {{"isa", "portable"}}},
-      {"qnn_htp", "qnn", {{"soc_model", "SM8650"}}, {}},
-  };
+  std::vector<BackendConfig> configs;
+  std::vector<CpuFeatures> seen;
+  for (const IsaCap& cap : isa_caps()) {
+    const CpuFeatures features = cpu_features_for_isa(cap.name).value();
+    if (std::find(seen.begin(), seen.end(), features) != seen.end()) {
+      continue;
+    }
+    seen.push_back(features);
+    configs.push_back({"cpu_isa_" + std::string(cap.name), "cpu", {}, {{"isa", std::string(cap.name)}}});
+  }
+  configs.push_back({"qnn_htp", "qnn", {{"soc_model", "SM8650"}}, {}});
+  return configs;
 }
 
 OptionMap option_map(const std::vector<std::pair<std::string, std::string>>& entries) {

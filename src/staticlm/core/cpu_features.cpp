@@ -11,6 +11,9 @@
 
 #include <sys/syscall.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 namespace staticlm {
 namespace {
@@ -25,12 +28,67 @@ constexpr FeatureName kNames[] = {
     {CpuFeature::kAvx512, "avx512"},
     {CpuFeature::kAvx512Vnni, "avx512_vnni"},
     {CpuFeature::kAvx512Bf16, "avx512_bf16"},
-    {CpuFeature::kNeon, "neon"},
-    {CpuFeature::kNeonDotProd, "neon_dotprod"},
     {CpuFeature::kAmxBf16, "amx_bf16"},
     {CpuFeature::kAmxInt8, "amx_int8"},
     {CpuFeature::kAvxVnni, "avx_vnni"},
+    {CpuFeature::kNeon, "neon"},
+    {CpuFeature::kNeonFp16, "fp16"},
+    {CpuFeature::kNeonDotProd, "dotprod"},
+    {CpuFeature::kNeonI8mm, "i8mm"},
+    {CpuFeature::kNeonBf16, "bf16"},
+    {CpuFeature::kSve, "sve"},
+    {CpuFeature::kSve2, "sve2"},
+    {CpuFeature::kSme, "sme"},
 };
+
+// The AArch64 bits of Linux's auxiliary vector (arch/arm64/include/uapi/asm/hwcap.h), spelled out
+// because older headers (and Android's) lack the newer ones.
+constexpr uint64_t kHwcapAsimd = 1u << 1;
+constexpr uint64_t kHwcapAsimdHp = 1u << 10;
+constexpr uint64_t kHwcapAsimdDp = 1u << 20;
+constexpr uint64_t kHwcapSve = 1u << 22;
+constexpr uint64_t kHwcap2Sve2 = 1u << 1;
+constexpr uint64_t kHwcap2I8mm = 1u << 13;
+constexpr uint64_t kHwcap2Bf16 = 1u << 14;
+constexpr uint64_t kHwcap2Sme = 1u << 23;
+
+constexpr CpuFeatures kX86Avx2Cap = CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvxVnni);
+constexpr CpuFeatures kX86Avx512Cap =
+    kX86Avx2Cap.with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Vnni).with(CpuFeature::kAvx512Bf16);
+constexpr IsaCap kX86Caps[] = {
+    {"auto", "everything this CPU has", CpuFeatures::all()},
+    {"amx", "at most AVX-512 with AMX tiles (bf16 and int8 GEMMs)",
+     kX86Avx512Cap.with(CpuFeature::kAmxBf16).with(CpuFeature::kAmxInt8)},
+    {"avx512", "at most AVX-512 (with VNNI and BF16, without AMX)", kX86Avx512Cap},
+    {"avx2", "at most AVX2 with FMA (and AVX-VNNI where the CPU has it)", kX86Avx2Cap},
+    {"portable", "the portable reference kernels only", CpuFeatures()},
+};
+
+constexpr CpuFeatures kArmNeonCap = CpuFeatures().with(CpuFeature::kNeon);
+constexpr CpuFeatures kArmDotProdCap = kArmNeonCap.with(CpuFeature::kNeonFp16).with(CpuFeature::kNeonDotProd);
+constexpr IsaCap kArmCaps[] = {
+    {"auto", "everything this CPU has", CpuFeatures::all()},
+    {"i8mm", "at most NEON with fp16, dotprod, i8mm and bf16 (no SVE)",
+     kArmDotProdCap.with(CpuFeature::kNeonI8mm).with(CpuFeature::kNeonBf16)},
+    {"dotprod", "at most NEON with fp16 and dotprod (Cortex-A76 class)", kArmDotProdCap},
+    {"neon", "at most plain NEON (Armv8.0 Advanced SIMD: Cortex-A53 class)", kArmNeonCap},
+    {"portable", "the portable reference kernels only", CpuFeatures()},
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+constexpr std::span<const IsaCap> kBuildCaps = kX86Caps;
+constexpr std::string_view kBuildArch = "x86-64";
+#elif defined(__aarch64__)
+constexpr std::span<const IsaCap> kBuildCaps = kArmCaps;
+constexpr std::string_view kBuildArch = "AArch64";
+#else
+constexpr IsaCap kOtherCaps[] = {
+    {"auto", "everything this CPU has", CpuFeatures::all()},
+    {"portable", "the portable reference kernels only", CpuFeatures()},
+};
+constexpr std::span<const IsaCap> kBuildCaps = kOtherCaps;
+constexpr std::string_view kBuildArch = "this architecture";
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 // F16C from CPUID directly: clang's __builtin_cpu_supports does not know the name.
@@ -108,7 +166,12 @@ CpuFeatures detect() {
       features = features.with(CpuFeature::kAmxInt8);
     }
   }
+#elif defined(__aarch64__) && defined(__linux__)
+  // Linux and Android put what the kernel lets user space run in the auxiliary vector (bionic has
+  // getauxval too), so a feature the CPU has but the kernel hides is not reported.
+  features = cpu_features_from_arm_hwcaps(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
 #elif defined(__aarch64__)
+  // No auxiliary vector to ask: what the compiler was told every target CPU has.
   features = features.with(CpuFeature::kNeon);
 #if defined(__ARM_FEATURE_DOTPROD)
   features = features.with(CpuFeature::kNeonDotProd);
@@ -155,26 +218,52 @@ CpuVendor cpu_vendor() {
 #endif
 }
 
+CpuFeatures cpu_features_from_arm_hwcaps(uint64_t hwcap, uint64_t hwcap2) {
+  CpuFeatures features;
+  if ((hwcap & kHwcapAsimd) == 0) {
+    return features;
+  }
+  features = features.with(CpuFeature::kNeon);
+  const struct {
+    bool present;
+    CpuFeature feature;
+  } extensions[] = {
+      {(hwcap & kHwcapAsimdHp) != 0, CpuFeature::kNeonFp16}, {(hwcap & kHwcapAsimdDp) != 0, CpuFeature::kNeonDotProd},
+      {(hwcap2 & kHwcap2I8mm) != 0, CpuFeature::kNeonI8mm},  {(hwcap2 & kHwcap2Bf16) != 0, CpuFeature::kNeonBf16},
+      {(hwcap & kHwcapSve) != 0, CpuFeature::kSve},          {(hwcap2 & kHwcap2Sve2) != 0, CpuFeature::kSve2},
+      {(hwcap2 & kHwcap2Sme) != 0, CpuFeature::kSme},
+  };
+  for (const auto& extension : extensions) {
+    if (extension.present) {
+      features = features.with(extension.feature);
+    }
+  }
+  return features;
+}
+
+std::span<const IsaCap> isa_caps() {
+  return kBuildCaps;
+}
+
 Result<CpuFeatures> cpu_features_for_isa(std::string_view isa) {
-  const CpuFeatures host = CpuFeatures::host();
-  if (isa == "auto") {
-    return host;
+  std::string names;
+  for (size_t i = 0; i < kBuildCaps.size(); ++i) {
+    const IsaCap& cap = kBuildCaps[i];
+    if (cap.name == isa) {
+      return CpuFeatures::host().intersect(cap.most);
+    }
+    names += std::string(i == 0 ? "" : i + 1 == kBuildCaps.size() ? " or " : ", ") + std::string(cap.name);
   }
-  if (isa == "portable") {
-    return CpuFeatures();
+  // A value of the other architecture's (a script written for another machine): say so.
+  const std::span<const IsaCap> others =
+      kBuildCaps.data() == kArmCaps ? std::span<const IsaCap>(kX86Caps) : std::span<const IsaCap>(kArmCaps);
+  for (const IsaCap& cap : others) {
+    if (cap.name == isa) {
+      return invalid_argument("isa '", isa, "' is for ", others.data() == kArmCaps ? "AArch64" : "x86-64",
+                              " CPUs; this build is for ", kBuildArch, ": expected ", names);
+    }
   }
-  const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvxVnni);
-  if (isa == "avx2") {
-    return host.intersect(avx2);
-  }
-  const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Vnni).with(CpuFeature::kAvx512Bf16);
-  if (isa == "avx512") {
-    return host.intersect(avx512);
-  }
-  if (isa == "amx") {
-    return host.intersect(avx512.with(CpuFeature::kAmxBf16).with(CpuFeature::kAmxInt8));
-  }
-  return invalid_argument("isa '", isa, "': expected auto, amx, avx512, avx2 or portable");
+  return invalid_argument("isa '", isa, "': expected ", names);
 }
 
 }  // namespace staticlm

@@ -3,7 +3,6 @@
 // one; the chain ends at the portable kernel; other errors are not swallowed.
 #include "staticlm/runtime/kernel_registry.h"
 
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -117,45 +116,6 @@ TEST(KernelRegistryTest, APreparedMethodUsesTheFeaturesItIsAllowed) {
   auto prepared = PreparedMethod::prepare(method, context);
   ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
   EXPECT_EQ((*prepared)->choices()[0].runner, "test.avx2.linear");
-}
-
-// The vendor CPUID names is the one the kernel reports in /proc/cpuinfo.
-TEST(CpuFeaturesTest, TheVendorIsTheOneTheKernelReports) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  std::string reported;
-  while (reported.empty() && std::getline(cpuinfo, line)) {
-    if (line.rfind("vendor_id", 0) == 0) {
-      reported = line.substr(line.find(':') + 2);
-    }
-  }
-  if (reported.empty()) {
-    GTEST_SKIP() << "no vendor_id in /proc/cpuinfo (not an x86 Linux host)";
-  }
-  const CpuVendor expected = reported == "GenuineIntel"   ? CpuVendor::kIntel
-                             : reported == "AuthenticAMD" ? CpuVendor::kAmd
-                                                          : CpuVendor::kOther;
-  EXPECT_EQ(cpu_vendor(), expected) << reported;
-}
-
-TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {
-  const CpuFeatures host = CpuFeatures::host();
-  EXPECT_EQ(*cpu_features_for_isa("auto"), host);
-  EXPECT_EQ(*cpu_features_for_isa("portable"), CpuFeatures());
-  EXPECT_FALSE(cpu_features_for_isa("avx2")->has(CpuFeature::kAvx512));
-  EXPECT_EQ(cpu_features_for_isa("avx2")->has(CpuFeature::kAvxVnni), host.has(CpuFeature::kAvxVnni));
-  EXPECT_TRUE(host.covers(*cpu_features_for_isa("avx512")));
-  // AMX tiles only where asked for by "amx" (or "auto"), and only where the host has them.
-  EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxBf16));
-  EXPECT_FALSE(cpu_features_for_isa("avx512")->has(CpuFeature::kAmxInt8));
-  EXPECT_EQ(cpu_features_for_isa("amx")->has(CpuFeature::kAmxBf16), host.has(CpuFeature::kAmxBf16));
-  EXPECT_EQ(cpu_features_for_isa("amx")->has(CpuFeature::kAmxInt8), host.has(CpuFeature::kAmxInt8));
-  EXPECT_TRUE(host.covers(*cpu_features_for_isa("amx")));
-  auto bad = cpu_features_for_isa("sse2");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("expected auto, amx, avx512, avx2 or portable"), std::string::npos);
-  EXPECT_EQ(CpuFeatures().to_string(), "none");
-  EXPECT_EQ(CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512Vnni).to_string(), "avx2 avx512_vnni");
 }
 
 }  // namespace

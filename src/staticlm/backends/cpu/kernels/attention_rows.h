@@ -1,7 +1,7 @@
-// The vector parts of the cpu attention, per ISA (attention_avx512.cpp, attention_avx2.cpp): the
-// scores of a GQA group's query heads against a run of cache rows, their softmax, and their
-// weighted sums of value rows. Each cache row is loaded once for the whole group, so K and V are
-// read once per group instead of once per query head.
+// The vector parts of the cpu attention, per ISA (x86/attention_avx512.cpp, ...): the scores of
+// a GQA group's query heads against a run of cache rows, their softmax, and their weighted sums
+// of value rows. Each cache row is loaded once for the whole group, so K and V are read once per
+// group instead of once per query head.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,7 @@
 
 namespace staticlm::cpu {
 
-// Query vectors per tile of each ISA's attention_tile (its ISA file checks it).
-inline constexpr int kTileQueriesAvx512 = 32;
-inline constexpr int kTileQueriesAvx2 = 16;
+// The most query vectors a tile of any ISA's attention_tile holds.
 inline constexpr int kMaxTileQueries = 32;
 
 // A prefill tile: up to kMaxTileQueries query vectors of one kv head (several rows, each with the
@@ -48,25 +46,8 @@ struct AttentionRowFns {
   // against every query's weights. `scratch` holds attention_tile_scratch floats.
   void (*tile)(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype, int64_t dim,
                float scale, float* scratch) = nullptr;
-  // Query vectors per tile (kTileQueriesAvx512 / kTileQueriesAvx2).
+  // Query vectors per tile: the ISA's, at most kMaxTileQueries.
   int tile_queries = 0;
 };
-
-// The entry points of each ISA file. Only their addresses are taken before the CPU is known to
-// have the set (register.cpp): no code of those files runs before.
-void attention_scores_avx512(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
-                             int64_t dim, float scale, float* scores, int64_t stride);
-void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t group, const void* values,
-                                   DType cache_dtype, int64_t rows, int64_t dim, float* out);
-void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
-void attention_tile_avx512(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
-                           int64_t dim, float scale, float* scratch);
-void attention_scores_avx2(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
-                           int64_t dim, float scale, float* scores, int64_t stride);
-void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t group, const void* values,
-                                 DType cache_dtype, int64_t rows, int64_t dim, float* out);
-void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
-void attention_tile_avx2(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
-                         int64_t dim, float scale, float* scratch);
 
 }  // namespace staticlm::cpu

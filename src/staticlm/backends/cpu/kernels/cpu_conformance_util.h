@@ -1,6 +1,6 @@
-// What the cpu backend's kernel conformance tests share: the ISA paths, the registry, weights
-// packed as the backend's pack_weights pass stores them, and the check that the cpu kernel of a
-// path was chosen and matches the portable kernel.
+// What the cpu backend's kernel conformance tests share: this build's ISA paths, the registry,
+// weights packed as the backend's pack_weights pass stores them, and the check that the cpu
+// kernel of a path was chosen and matches the portable kernel.
 #pragma once
 
 #include <string>
@@ -15,12 +15,14 @@
 
 namespace staticlm::cpu_test {
 
-struct IsaPath {
-  const char* isa;     // the cpu backend's "isa" runtime option
-  const char* prefix;  // what the chosen kernel's name starts with
-};
+// An instruction-set path of this build's native kernels (register.h): its `isa` cap, the prefix
+// of its kernels' names, the features it needs.
+using IsaPath = CpuKernelPath;
 
-inline const IsaPath kPaths[] = {{"avx512", "cpu.avx512."}, {"avx2", "cpu.avx2."}};
+// The name of a path in a parameterized test's name.
+inline std::string path_name(const ::testing::TestParamInfo<IsaPath>& param) {
+  return param.param.isa;
+}
 
 inline const KernelRegistry& cpu_registry() {
   static const KernelRegistry* registry = [] {
@@ -100,10 +102,7 @@ inline void expect_packed_conforms(const IsaPath& path, OpKind op, const std::ve
 }
 
 inline bool host_has(const IsaPath& path) {
-  const CpuFeatures needed = std::string(path.isa) == "avx512"
-                                 ? CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512)
-                                 : CpuFeatures().with(CpuFeature::kAvx2);
-  return CpuFeatures::host().covers(needed);
+  return CpuFeatures::host().covers(path.needs);
 }
 
 }  // namespace staticlm::cpu_test

@@ -8,6 +8,7 @@
 #include "staticlm/backends/cpu/kernels/attention_rows.h"
 #include "staticlm/backends/cpu/kernels/elementwise_rows.h"
 #include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/quantized_rows.h"
 #include "staticlm/core/result.h"
 #include "staticlm/runtime/kernel.h"
 
@@ -24,8 +25,8 @@ using RoundBf16Fn = void (*)(const float* x, int64_t count, uint16_t* out);
 // runs blocks of `block_rows` rows, which a slice of a call's rows keeps whole.
 struct Bf16Rounding {
   RoundBf16Fn round = nullptr;
-  int64_t min_rows = kPackedMinRows;
-  int64_t block_rows = kPackedBlockRows;
+  int64_t min_rows = 0;
+  int64_t block_rows = 0;
 };
 
 // The entry points one registry entry uses: `gemv` for one row of x (decode), `gemm` for more,
@@ -39,10 +40,15 @@ struct LinearEntryPoints {
   PairwiseFn swiglu = nullptr;
   PairwiseFn add = nullptr;
   LinearColumnsFn quantized = nullptr;
+  // How `quantized` wants x: each group quantized by this, of the entry's instruction set.
+  QuantizeGroupFn quantize_group = quantize_group_scalar;
   // Panels the float GEMM's micro-kernel takes at once: threads take a chunk's output columns in
   // items of this many, so no range splits them (2 on AVX-512, linear_tiles.h). Decode, the
   // quantized kernels and the other ISAs take panels one at a time, and finer items balance better.
   int64_t gemm_panels = 1;
+  // Rows of the float GEMM micro-kernel's blocks, which a slice of a call's rows keeps whole
+  // (linear_parts.h's row_slices); 0: calls are never cut into slices of rows.
+  int64_t float_block_rows = 0;
   // qkv_rope_cache's rotation of one head, of the same instruction set (elementwise_rows.h).
   void (*rotate_half)(const float* x, const float* cos, const float* sin, float* out, int64_t half) = nullptr;
 };

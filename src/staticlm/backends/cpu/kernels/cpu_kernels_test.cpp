@@ -1,6 +1,7 @@
 // Conformance: every cpu-backend kernel against the portable kernel it replaces, on fresh random
 // inputs, for each weight dtype, sizes that are not multiples of the SIMD width or the tile, and
-// each instruction-set path this machine has (a path the CPU lacks is skipped, saying so).
+// each instruction-set path this build compiled and this machine has (a path the CPU lacks is
+// skipped, saying so; a build without native kernels checks that the portable ones run instead).
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -11,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/backends/cpu/kernels/cpu_conformance_util.h"
-#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
 #include "staticlm/backends/cpu/kernels/linear_parts.h"
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
@@ -27,9 +27,9 @@ using cpu_test::expect_conforms;
 using cpu_test::expect_packed_conforms;
 using cpu_test::host_has;
 using cpu_test::IsaPath;
-using cpu_test::kPaths;
 using cpu_test::pack_node;
 using cpu_test::PackedNode;
+using cpu_test::path_name;
 using portable_test::expect_close;
 using portable_test::random_tensor;
 using portable_test::run_op;
@@ -248,14 +248,18 @@ TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
 // Items that do not divide among the threads are cut into slices of rows, one per thread, each
 // starting on a whole block of the GEMM's rows and together covering every row once.
 TEST(CpuKernelsTest, RowSlicesSpreadAnOddItemCountInWholeBlocks) {
-  EXPECT_EQ(cpu::row_slices(9, 128, 2), 2);  // SmolLM's o_proj / down_proj
-  EXPECT_EQ(cpu::row_slices(9, 128, 4), 4);
-  EXPECT_EQ(cpu::row_slices(24, 128, 2), 1);  // already even
-  EXPECT_EQ(cpu::row_slices(17, 128, 2), 1);  // enough items that the last one's wait is small
-  EXPECT_EQ(cpu::row_slices(9, 20, 2), 1);    // too few rows to cut
-  EXPECT_EQ(cpu::row_slices(9, 128, 1), 1);
+  // Blocks of 6 rows, as the AVX-512 and AVX2 float GEMMs run.
+  EXPECT_EQ(cpu::row_slices(9, 128, 2, 6), 2);  // SmolLM's o_proj / down_proj
+  EXPECT_EQ(cpu::row_slices(9, 128, 4, 6), 4);
+  EXPECT_EQ(cpu::row_slices(24, 128, 2, 6), 1);  // already even
+  EXPECT_EQ(cpu::row_slices(17, 128, 2, 6), 1);  // enough items that the last one's wait is small
+  EXPECT_EQ(cpu::row_slices(9, 20, 2, 6), 1);    // too few rows to cut
+  EXPECT_EQ(cpu::row_slices(9, 28, 2, 8), 1);    // too few for blocks of 8 ...
+  EXPECT_EQ(cpu::row_slices(9, 28, 2, 6), 2);    // ... enough for blocks of 6
+  EXPECT_EQ(cpu::row_slices(9, 128, 1, 6), 1);
+  EXPECT_EQ(cpu::row_slices(9, 128, 2, 0), 1);  // an entry that cuts no slices
   // The float GEMM's blocks of 6 rows, the bf16 pair GEMM's 8 and the tiles' 16.
-  for (const int64_t block : {cpu::kFloatSliceRows, cpu::kPackedBlockRows, cpu::kTileBlockRows}) {
+  for (const int64_t block : {6, 8, 16}) {
     for (const auto& [rows, slices] : std::vector<std::pair<int64_t, int64_t>>{{128, 2}, {128, 4}, {30, 2}, {49, 4}}) {
       SCOPED_TRACE(testing::Message() << rows << " rows in " << slices << " slices of blocks of " << block);
       EXPECT_EQ(cpu::slice_start(rows, slices, 0, block), 0);
@@ -270,9 +274,12 @@ TEST(CpuKernelsTest, RowSlicesSpreadAnOddItemCountInWholeBlocks) {
   }
   // Two slices of a 128-row chunk: 66 and 62 rows for the float GEMM (11 blocks and 10 blocks + 2
   // rows), 64 and 64 for the bf16 ones (a 66-row slice would end in a block of 2 rows).
-  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kFloatSliceRows), 66);
-  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kPackedBlockRows), 64);
-  EXPECT_EQ(cpu::slice_start(128, 2, 1, cpu::kTileBlockRows), 64);
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, 6), 66);
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, 8), 64);
+  EXPECT_EQ(cpu::slice_start(128, 2, 1, 16), 64);
+  // One slice (an entry that cuts none): every row, whatever the block.
+  EXPECT_EQ(cpu::slice_start(128, 1, 0, 0), 0);
+  EXPECT_EQ(cpu::slice_start(128, 1, 1, 0), 128);
 }
 
 TEST(CpuKernelsTest, MultiLinearWithMorePartsThanTheKernelBindsRunsPortable) {
@@ -416,130 +423,9 @@ TEST_P(CpuLinearTest, FusedLinearsLeaveThePaddingRowsUnwritten) {
   }
 }
 
-// The bf16 GEMMs that round x (vdpbf16ps pairs, AMX tiles) against the portable linear on x
-// rounded to bf16, through the entry `suffix` names ("_bf16", "_amx") under the `isa` cap, which
-// rounds x from `min_rows` rows.
-void expect_bf16_gemm_conforms(const char* isa, const char* suffix, int64_t min_rows) {
-  std::mt19937 rng(28);
-  const CpuFeatures features = *cpu_features_for_isa(isa);
-  // Chunks of 32 rows or more with an even K: several K blocks and pair tails (tiles of 16
-  // pairs: 600 and 290 leave 12 and 1), partial panels, row blocks of 32 with tails of 16 and
-  // fewer; and, where the entry rounds them, chunks of a few rows (one tile of fewer rows).
-  std::vector<LinearCase> cases = {{DType::kBF16, 40, 600, 70, true},
-                                   {DType::kBF16, 32, 2, 33, false},
-                                   {DType::kBF16, 128, 576, 96, false},
-                                   {DType::kBF16, 33, 290, 5, false},
-                                   // Remainders of the 8-row blocks: 7, 6, 3.
-                                   {DType::kBF16, 39, 64, 40, false},
-                                   {DType::kBF16, 46, 258, 32, true},
-                                   {DType::kBF16, 35, 30, 64, false},
-                                   {DType::kBF16, 48, 96, 64, false}};
-  if (min_rows <= 2) {
-    cases.insert(
-        cases.end(),
-        {{DType::kBF16, 2, 576, 64, false}, {DType::kBF16, 8, 290, 40, true}, {DType::kBF16, 17, 64, 96, false}});
-  }
-  for (const LinearCase& c : cases) {
-    SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]");
-    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
-    Tensor weight = random_tensor(DType::kBF16, {c.columns, c.inner}, rng);
-    Tensor bias = random_tensor(DType::kBF16, {c.columns}, rng);
-    std::vector<Tensor*> inputs = {&x, &weight};
-    if (c.bias) {
-      inputs.push_back(&bias);
-    }
-    const PackedNode node = pack_node(inputs, {1}, {});
-    std::string kernel_name;
-    auto got = run_op_with(cpu_registry(), features, OpKind::kLinear, node.inputs, node.attrs, &kernel_name);
-    ASSERT_TRUE(got.ok()) << got.status().to_string();
-    EXPECT_EQ(kernel_name, std::string("cpu.avx512.linear") + suffix);
-    // The oracle: the portable linear on x rounded to bf16 (to nearest even), as the kernel does.
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
-    }
-    auto want = run_op(OpKind::kLinear, inputs);
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
-  }
-  // multi_linear on the same GEMM: x rounded once for every part.
-  Tensor x = random_tensor(DType::kF32, {40, 130}, rng);
-  Tensor gate = random_tensor(DType::kBF16, {70, 130}, rng);
-  Tensor up = random_tensor(DType::kBF16, {33, 130}, rng);
-  const Attributes parts{{"parts", int64_t{2}}};
-  const PackedNode node = pack_node({&x, &gate, &up}, {1, 2}, parts);
-  std::string kernel_name;
-  auto got = run_op_with(cpu_registry(), features, OpKind::kMultiLinear, node.inputs, node.attrs, &kernel_name);
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
-  EXPECT_EQ(kernel_name, std::string("cpu.avx512.multi_linear") + suffix);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
-  }
-  auto want = run_op(OpKind::kMultiLinear, {&x, &gate, &up}, parts);
-  ASSERT_TRUE(want.ok()) << want.status().to_string();
-  ASSERT_EQ(got->size(), 2u);
-  expect_close((*got)[0], to_doubles((*want)[0]), 1e-5, 1e-5);
-  expect_close((*got)[1], to_doubles((*want)[1]), 1e-5, 1e-5);
-}
-
-TEST(CpuBf16LinearTest, ThePairGemmEqualsThePortableLinearOnBf16RoundedX) {
-  const CpuFeatures needed =
-      CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16);
-  if (!CpuFeatures::host().covers(needed)) {
-    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (it has: " << CpuFeatures::host().to_string() << ")";
-  }
-  expect_bf16_gemm_conforms("avx512", "_bf16", cpu::kPackedMinRows);
-}
-
-TEST(CpuBf16LinearTest, TheAmxGemmEqualsThePortableLinearOnBf16RoundedX) {
-  if (!CpuFeatures::host().has(CpuFeature::kAmxBf16)) {
-    GTEST_SKIP() << "this CPU has no usable AMX-BF16 tiles (it has: " << CpuFeatures::host().to_string() << ")";
-  }
-  expect_bf16_gemm_conforms("amx", "_amx", cpu::kTileMinRows);
-}
-
-// Where x is larger than an L2, one call over many panel pairs runs them in groups, K block by K
-// block across each group (gemm_pairs); a call per 64-column item runs one pair. Each output is
-// the same sum in the same order either way, so the bits match: several groups and a partial
-// one, many K blocks and a partial one, a lone partial panel after the pairs, each float weight
-// dtype.
-TEST(CpuLinearColumnsTest, ACallOverManyPairsGivesTheBitsOfACallPerPair) {
-  if (!CpuFeatures::host().covers(CpuFeatures().with(CpuFeature::kAvx2).with(CpuFeature::kAvx512))) {
-    GTEST_SKIP() << "this CPU has no AVX-512 (it has: " << CpuFeatures::host().to_string() << ")";
-  }
-  std::mt19937 rng(31);
-  const int64_t rows = 64;
-  const int64_t inner = 8300;                           // x: 2.1 MB, over tiles::kGroupedXBytes
-  const int64_t columns = 21 * cpu::kPanelColumns + 9;  // 10 pairs, then a partial panel
-  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    const Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
-    const Tensor weight = random_tensor(dtype, {columns, inner}, rng);
-    const PanelLayout layout = PanelLayout::of(columns, inner, dtype);
-    Tensor packed = Tensor::zeros(dtype, layout.packed_shape()).value();
-    pack_panels(weight.bytes(), dtype_info(dtype).block_bytes, layout, packed.bytes());
-    cpu::LinearOperands op;
-    op.x = x.data<float>();
-    op.weight = packed.bytes().data();
-    op.rows = rows;
-    op.inner = inner;
-    op.columns = columns;
-    op.panel_elements = layout.panel_elements();
-    op.weight_dtype = dtype;
-    std::vector<float> scratch(static_cast<size_t>(cpu::kLinearScratchFloats));
-    std::vector<float> whole(static_cast<size_t>(rows * columns));
-    op.out = whole.data();
-    cpu::linear_columns_avx512(op, 0, columns, scratch.data());
-    std::vector<float> per_item(whole.size());
-    op.out = per_item.data();
-    for (int64_t n = 0; n < columns; n += 2 * cpu::kPanelColumns) {
-      cpu::linear_columns_avx512(op, n, std::min(columns, n + 2 * cpu::kPanelColumns), scratch.data());
-    }
-    EXPECT_EQ(whole, per_item);
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+INSTANTIATE_TEST_SUITE_P(Isa, CpuLinearTest, ::testing::ValuesIn(cpu_kernel_paths()), path_name);
+// A build without native kernels has no path: NoNativePathMeansThePortableKernels checks it.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuLinearTest);
 
 struct AttentionCase {
   DType cache;
@@ -647,8 +533,9 @@ TEST_P(CpuAttentionTest, LeavesTheChunksPaddingRowsUnwritten) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+INSTANTIATE_TEST_SUITE_P(Isa, CpuAttentionTest, ::testing::ValuesIn(cpu_kernel_paths()), path_name);
+// A build without native kernels has no path: NoNativePathMeansThePortableKernels checks it.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuAttentionTest);
 
 class CpuElementwiseTest : public ::testing::TestWithParam<IsaPath> {};
 
@@ -755,7 +642,7 @@ TEST_P(CpuElementwiseTest, TheVectorExpIsWithinTwoUlpOfExpf) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
   }
-  const auto exp_shifted = std::string(GetParam().isa) == "avx512" ? cpu::exp_shifted_avx512 : cpu::exp_shifted_avx2;
+  const cpu::ExpShiftedFn exp_shifted = GetParam().exp_shifted;
   std::vector<float> x;
   for (float v = -87.0f; v <= 88.0f; v += 0.0137f) {
     x.push_back(v);
@@ -779,8 +666,9 @@ TEST_P(CpuElementwiseTest, TheVectorExpIsWithinTwoUlpOfExpf) {
   EXPECT_NEAR(shifted[2], 1.0f, 1e-7);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, CpuElementwiseTest, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+INSTANTIATE_TEST_SUITE_P(Isa, CpuElementwiseTest, ::testing::ValuesIn(cpu_kernel_paths()), path_name);
+// A build without native kernels has no path: NoNativePathMeansThePortableKernels checks it.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuElementwiseTest);
 
 TEST(CpuKernelsTest, QuantizedWeightsFallBackToPortable) {
   KernelRegistry registry;
@@ -837,6 +725,48 @@ TEST(CpuKernelsTest, PortableKernelsReadPackedMatricesAsRows) {
     auto got_rows = run_op_with(cpu_registry(), *portable, OpKind::kEmbedding, embedding.inputs, embedding.attrs);
     ASSERT_TRUE(want_rows.ok() && got_rows.ok());
     EXPECT_EQ(to_doubles((*got_rows)[0]), to_doubles((*want_rows)[0]));
+  }
+}
+
+// Every op the cpu backend takes runs on a native kernel of this build's widest path the host has,
+// or, where the build has none (no native kernels for this architecture), on the portable kernel:
+// the registry falls through to it, so such a build still runs everything.
+TEST(CpuKernelsTest, NoNativePathMeansThePortableKernels) {
+  std::mt19937 rng(32);
+  Tensor x = random_tensor(DType::kF32, {3, 40}, rng);
+  Tensor weight = random_tensor(DType::kF32, {33, 40}, rng);
+  Tensor norm_weight = random_tensor(DType::kF32, {40}, rng);
+  const PackedNode linear = pack_node({&x, &weight}, {1}, {});
+  const IsaPath* widest = nullptr;
+  for (const IsaPath& path : cpu_kernel_paths()) {
+    if (widest == nullptr && host_has(path)) {
+      widest = &path;
+    }
+  }
+  SCOPED_TRACE(testing::Message() << "native kernels: " << cpu_kernel_arch()
+                                  << ", host: " << CpuFeatures::host().to_string());
+  const struct {
+    OpKind op;
+    std::vector<Tensor*> inputs;
+    Attributes attrs;
+  } cases[] = {{OpKind::kLinear, linear.inputs, linear.attrs},
+               {OpKind::kAdd, {&x, &x}, {}},
+               {OpKind::kSwiglu, {&x, &x}, {}},
+               {OpKind::kRmsNorm, {&x, &norm_weight}, Attributes{{"eps", 1e-5}}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(op_name(c.op));
+    std::string kernel_name;
+    auto got = run_op_with(cpu_registry(), CpuFeatures::host(), c.op, c.inputs, c.attrs, &kernel_name);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const std::string want = widest != nullptr ? widest->prefix : "portable.";
+    EXPECT_EQ(kernel_name.rfind(want, 0), 0u) << "chose " << kernel_name;
+    // The oracle reads the linear's weight in rows.
+    auto reference = c.op == OpKind::kLinear ? run_op(c.op, {&x, &weight}) : run_op(c.op, c.inputs, c.attrs);
+    ASSERT_TRUE(reference.ok()) << reference.status().to_string();
+    expect_close((*got)[0], to_doubles((*reference)[0]), 1e-5, 1e-5);
+  }
+  if (cpu_kernel_arch() == "generic") {
+    EXPECT_TRUE(cpu_kernel_paths().empty());
   }
 }
 

@@ -1,5 +1,5 @@
-// The cpu backend's vectorized elementwise and row loops, per ISA (elementwise_avx512.cpp,
-// elementwise_avx2.cpp): the residual add, one row of rms_norm, rope's rotation of one head, and
+// The cpu backend's vectorized elementwise and row loops, per ISA (x86/elementwise_avx512.cpp,
+// ...): the residual add, one row of rms_norm, rope's rotation of one head, and
 // swiglu and the softmax's exponentials, both over a vector exp (a
 // Cephes-style polynomial after range reduction: within 2 ulp of expf over the clamped range
 // [-87.3, 88.3], which covers every float whose exp is a normal float).
@@ -22,22 +22,7 @@ struct ElementwiseFns {
 };
 
 // x[i] = exp(x[i] - shift), returning the sum of the new values: the vector exp that swiglu and
-// the attention's softmax (attention_rows.h) use, exposed so its accuracy is tested.
-float exp_shifted_avx512(float* x, int64_t count, float shift);
-float exp_shifted_avx2(float* x, int64_t count, float shift);
-
-// Only their addresses are taken before the CPU is known to have the set.
-void swiglu_avx512(const float* gate, const float* up, float* out, int64_t count);
-void add_avx512(const float* a, const float* b, float* out, int64_t count);
-void rms_norm_avx512(const float* x, const float* weight, float* out, int64_t width, float eps);
-void rotate_half_avx512(const float* x, const float* cos, const float* sin, float* out, int64_t half);
-void swiglu_avx2(const float* gate, const float* up, float* out, int64_t count);
-void add_avx2(const float* a, const float* b, float* out, int64_t count);
-void rms_norm_avx2(const float* x, const float* weight, float* out, int64_t width, float eps);
-void rotate_half_avx2(const float* x, const float* cos, const float* sin, float* out, int64_t half);
-
-// Every loop of one instruction set.
-inline constexpr ElementwiseFns kElementwiseAvx512{swiglu_avx512, add_avx512, rms_norm_avx512, rotate_half_avx512};
-inline constexpr ElementwiseFns kElementwiseAvx2{swiglu_avx2, add_avx2, rms_norm_avx2, rotate_half_avx2};
+// the attention's softmax (attention_rows.h) use, one per ISA, exposed so its accuracy is tested.
+using ExpShiftedFn = float (*)(float* x, int64_t count, float shift);
 
 }  // namespace staticlm::cpu

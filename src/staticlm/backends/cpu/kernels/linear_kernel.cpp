@@ -27,18 +27,18 @@ constexpr size_t kMaxParts = 8;
 
 class LinearKernel final : public Kernel {
  public:
-  LinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, std::vector<Part> parts, Bf16Rounding rounding,
-               PairwiseFn add)
+  LinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, std::vector<Part> parts,
+               const LinearEntryPoints& entry_points, PairwiseFn add)
       : columns_fn_(columns_fn),
         item_columns_(item_columns),
         parts_(std::move(parts)),
-        rounding_(rounding),
+        entry_points_(entry_points),
         add_(add) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     const LinearOperands& shape = parts_[0].shape;
-    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, rounding_);
+    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, entry_points_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -55,8 +55,9 @@ class LinearKernel final : public Kernel {
     }
     const int64_t column_items = first_item[parts_.size()];
     const int threads = context.thread_pool->num_threads();
-    const int64_t slices =
-        call.rows > 1 && call.x_quantized == nullptr ? row_slices(column_items, call.rows, threads) : 1;
+    const int64_t slices = call.rows > 1 && call.x_quantized == nullptr
+                               ? row_slices(column_items, call.rows, threads, entry_points_.float_block_rows)
+                               : 1;
     if (slices > 1) {
       // Item i is slice i % slices of column item i / slices: a thread that claims both slices
       // of one item reads its weights once.
@@ -115,7 +116,7 @@ class LinearKernel final : public Kernel {
   LinearColumnsFn columns_fn_;
   int64_t item_columns_;
   std::vector<Part> parts_;
-  Bf16Rounding rounding_;
+  LinearEntryPoints entry_points_;
   PairwiseFn add_;
 };
 
@@ -126,19 +127,19 @@ class LinearKernel final : public Kernel {
 // is, where items of two panels restarted the streams every 73 KiB (SmolLM, bf16).
 class SwigluLinearKernel final : public Kernel {
  public:
-  SwigluLinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, Part gate, Part up, Bf16Rounding rounding,
-                     PairwiseFn swiglu)
+  SwigluLinearKernel(LinearColumnsFn columns_fn, int64_t item_columns, Part gate, Part up,
+                     const LinearEntryPoints& entry_points, PairwiseFn swiglu)
       : columns_fn_(columns_fn),
         item_columns_(item_columns),
         gate_(gate),
         up_(up),
-        rounding_(rounding),
+        entry_points_(entry_points),
         swiglu_(swiglu) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
     const LinearOperands& shape = gate_.shape;
-    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, rounding_);
+    const CallRows call = call_rows(inputs[0].data<float>(), shape, context, entry_points_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -184,7 +185,7 @@ class SwigluLinearKernel final : public Kernel {
   int64_t item_columns_;
   Part gate_;
   Part up_;
-  Bf16Rounding rounding_;
+  LinearEntryPoints entry_points_;
   PairwiseFn swiglu_;
 };
 
@@ -193,7 +194,7 @@ Result<std::unique_ptr<Kernel>> make_kernel(std::vector<Part> parts, const Linea
   const LinearColumnsFn columns = columns_fn(parts[0], entry_points);
   const int64_t item = item_columns(parts[0].shape, entry_points);
   return std::unique_ptr<Kernel>(
-      std::make_unique<LinearKernel>(columns, item, std::move(parts), entry_points.bf16, entry_points.add));
+      std::make_unique<LinearKernel>(columns, item, std::move(parts), entry_points, entry_points.add));
 }
 
 // A linear of x (input 0) and weight (input 1), with the bias at `bias_input` where the call has
@@ -279,7 +280,7 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   up->weight_input = 2;
   return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points),
                                                                       item_columns(gate->shape, entry_points), *gate,
-                                                                      *up, entry_points.bf16, entry_points.swiglu));
+                                                                      *up, entry_points, entry_points.swiglu));
 }
 
 }  // namespace staticlm::cpu

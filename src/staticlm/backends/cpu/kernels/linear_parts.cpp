@@ -23,10 +23,13 @@ float* thread_scratch() {
   return scratch;
 }
 
-CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding) {
+CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context,
+                   const LinearEntryPoints& entry_points) {
   const int64_t rows = shape.rows;
   const int64_t inner = shape.inner;
+  const Bf16Rounding& rounding = entry_points.bf16;
   CallRows call{rows, 0, x, nullptr};
+  call.block_rows = entry_points.float_block_rows;
   if (rows == context.chunk_rows && context.padding_rows > 0) {
     call.padding = std::min(context.padding_rows, rows);
     call.rows = rows - call.padding;
@@ -47,8 +50,9 @@ CallRows call_rows(const float* x, const LinearOperands& shape, const KernelCont
     QuantizedRows& target = quantized;
     size_rows(call.rows, inner, shape.group, target);
     const float* rows_x = call.x;
+    const QuantizeGroupFn quantize_group = entry_points.quantize_group;
     context.thread_pool->parallel_for(call.rows, kQuantizeMinRows, [&](int64_t first, int64_t last) {
-      quantize_row_range(rows_x, inner, first, last, target);
+      quantize_row_range(rows_x, inner, first, last, target, quantize_group);
     });
     call.x_quantized = &target;
   }
@@ -86,9 +90,9 @@ int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int thre
   return std::max<int64_t>(1, kMinRangeWork / std::max<int64_t>(1, item_work));
 }
 
-int64_t row_slices(int64_t items, int64_t rows, int threads) {
-  if (threads <= 1 || items % threads == 0 || items >= kBalancedItemsPerThread * threads ||
-      rows < 2 * kFloatSliceRows * threads) {
+int64_t row_slices(int64_t items, int64_t rows, int threads, int64_t block_rows) {
+  if (block_rows <= 0 || threads <= 1 || items % threads == 0 || items >= kBalancedItemsPerThread * threads ||
+      rows < 2 * block_rows * threads) {
     return 1;
   }
   return threads;
@@ -98,7 +102,11 @@ int64_t slice_start(int64_t rows, int64_t slices, int64_t slice, int64_t block_r
   if (slice >= slices) {
     return rows;
   }
-  const int64_t per_slice = (rows / slices + block_rows - 1) / block_rows * block_rows;
+  if (slice <= 0) {
+    return 0;
+  }
+  const int64_t block = std::max<int64_t>(1, block_rows);
+  const int64_t per_slice = (rows / slices + block - 1) / block * block;
   return std::min(rows, slice * per_slice);
 }
 

@@ -19,9 +19,6 @@ namespace staticlm::cpu {
 
 inline constexpr uintptr_t kLineBytes = 64;
 inline constexpr int64_t kLineFloats = kLineBytes / sizeof(float);
-// Rows of the float micro-kernels' blocks (AVX-512 and AVX2: 6), which a slice of rows keeps
-// whole.
-inline constexpr int64_t kFloatSliceRows = 6;
 
 // One weight of the kernel: its sizes and dtypes, and where its operands are in the call.
 struct Part {
@@ -43,14 +40,16 @@ struct CallRows {
   const QuantizedRows* x_quantized = nullptr;
   // Rows of the blocks the call's GEMM runs (the bf16 GEMM's where x is rounded), which a slice
   // of rows keeps whole: a 66-row slice in tiles of 16 would end in a block of 2 costing 16.
-  int64_t block_rows = kFloatSliceRows;
+  int64_t block_rows = 0;
 };
 
 // The GEMM's widened K block: per thread, so concurrent sessions never share one; allocated once.
 float* thread_scratch();
 
-// `shape` is the first part's: its weights say whether x is rounded or quantized.
-CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context, Bf16Rounding rounding);
+// `shape` is the first part's: its weights say whether x is rounded or quantized, and the entry's
+// `entry_points` how (its bf16 rounding, its quantizer) and its float GEMM's blocks of rows.
+CallRows call_rows(const float* x, const LinearOperands& shape, const KernelContext& context,
+                   const LinearEntryPoints& entry_points);
 
 // Part `part` bound to the call's rows and tensors.
 LinearOperands bind_part(const Part& part, const CallRows& call, std::span<const TensorView> inputs,
@@ -73,8 +72,9 @@ int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int thre
 // Into how many slices of rows a float GEMM call cuts each item, so its items spread evenly
 // over the threads: SmolLM's o_proj and down_proj have 9 items of 64 columns, and two threads
 // took 5 and 4 of them, one waiting a tenth of the op (docs/performance.md). A slice keeps whole
-// blocks of the micro-kernel's rows; 1 where the items already balance, or the rows are few.
-int64_t row_slices(int64_t items, int64_t rows, int threads);
+// blocks of the micro-kernel's `block_rows` rows (LinearEntryPoints::float_block_rows); 1 where
+// the items already balance, the rows are few, or the entry cuts no slices (block_rows 0).
+int64_t row_slices(int64_t items, int64_t rows, int threads, int64_t block_rows);
 // Rows [first, first + count) of a float `op` alone (its x, x_bf16 and out moved on).
 LinearOperands row_span(const LinearOperands& op, int64_t first, int64_t count);
 // The first row of slice `slice` of `slices` over `rows` rows (the last slice ends at `rows`),

@@ -1,7 +1,7 @@
 // The linear kernels over int8 / int4 panels (panel32_q8 / panel32_q4, ops/weight_layout.h),
 // written once over an integer traits type Q and instantiated by each ISA file after its target
-// pragma (linear_q_avx512vnni.cpp, linear_q_avx2.cpp). Include it only there, after the pragma
-// and inside no namespace: everything here is compiled for that ISA.
+// pragma (x86/linear_q_avx512vnni.cpp, x86/linear_q_avx2.cpp). Include it only there, after the
+// pragma and inside no namespace: everything here is compiled for that ISA.
 //
 // Per panel and k group, the weights are 32 lanes of u8 codes (q + offset), four consecutive k
 // values of a lane in one 32-bit word, and x is int8 codes per group (quantized_rows.h). A step

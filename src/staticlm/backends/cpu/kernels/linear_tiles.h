@@ -1,7 +1,7 @@
 // The linear kernels over weights packed at export in the panel32 layout (ops/weight_layout.h),
 // written once over an instruction-set traits type V and instantiated by each ISA file after its
-// target pragma (linear_avx512.cpp, linear_avx2.cpp), so each copy is compiled for its own set.
-// Include it only there, after the pragma and inside no namespace.
+// target pragma (x86/linear_avx512.cpp, x86/linear_avx2.cpp), so each copy is compiled for its
+// own set. Include it only there, after the pragma and inside no namespace.
 //
 // V provides: Reg, kWidth (floats per Reg), kPanelRows (rows of the GEMM micro-kernel over one
 // panel), kPanelPasses (how many passes over a panel's columns that micro-kernel makes), kPairRows
@@ -76,7 +76,7 @@ inline void prefetch_lines(const char* p) {
 // the 16-bit GEMV read memory about 20% slower than with two on an Intel Xeon (19.9 against 24.6
 // GB/s at bf16), on an AMD Zen 2 four beat two by 16% at bf16, and on a Zen 5 four 512-bit streams
 // beat two 256-bit ones by 5-20% (six and eight were no better), where a later Intel Xeon read
-// memory faster with two than four (linear_avx512.cpp; docs/performance.md). kSteps k
+// memory faster with two than four (x86/linear_avx512.cpp; docs/performance.md). kSteps k
 // values are in flight at once (at least eight accumulators with two streams) to hide the
 // multiply-add latency. A panel has its own accumulators and the same kSteps whether it goes
 // alone or beside others, so its sums come out the same however the columns are split over

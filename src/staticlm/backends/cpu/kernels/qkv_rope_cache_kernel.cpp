@@ -67,11 +67,11 @@ struct CacheShape {
 
 class QkvRopeCacheKernel final : public Kernel {
  public:
-  QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, Bf16Rounding rounding,
+  QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, const LinearEntryPoints& entry_points,
                      RotateHalfFn rotate_half, std::vector<double> inv_freq, DType positions_dtype, CacheShape cache)
       : columns_fn_(columns_fn),
         parts_(parts),
-        rounding_(rounding),
+        entry_points_(entry_points),
         rotate_half_(rotate_half),
         inv_freq_(std::move(inv_freq)),
         positions_dtype_(positions_dtype),
@@ -79,7 +79,7 @@ class QkvRopeCacheKernel final : public Kernel {
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
-    const CallRows call = call_rows(inputs[io::kX].data<float>(), parts_[kQ].shape, context, rounding_);
+    const CallRows call = call_rows(inputs[io::kX].data<float>(), parts_[kQ].shape, context, entry_points_);
     if (call.rows <= 0) {
       return ok_status();
     }
@@ -116,7 +116,8 @@ class QkvRopeCacheKernel final : public Kernel {
     // Heads that do not divide among the threads are cut into slices of rows, as the linear
     // kernels cut their items (SmolLM: 15 heads, 8 / 7 over two threads).
     const int threads = context.thread_pool->num_threads();
-    const int64_t slices = call.x_quantized == nullptr ? row_slices(heads, call.rows, threads) : 1;
+    const int64_t slices =
+        call.x_quantized == nullptr ? row_slices(heads, call.rows, threads, entry_points_.float_block_rows) : 1;
     const int64_t items = heads * slices;
     context.thread_pool->parallel_for(
         items, items_per_range(items, call.rows, call.rows / slices * ops[kQ].inner * cache_.head_dim, threads),
@@ -238,7 +239,7 @@ class QkvRopeCacheKernel final : public Kernel {
 
   LinearColumnsFn columns_fn_;
   std::array<Part, 3> parts_;
-  Bf16Rounding rounding_;
+  LinearEntryPoints entry_points_;
   RotateHalfFn rotate_half_;
   std::vector<double> inv_freq_;
   DType positions_dtype_;
@@ -287,7 +288,7 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
   STATICLM_RETURN_IF_ERROR(check_same_format({parts.begin(), parts.end()}, "qkv_rope_cache"));
   const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, cache.dtype};
   return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
-      columns_fn(parts[kQ], entry_points), parts, entry_points.bf16, entry_points.rotate_half, std::move(inv_freq),
+      columns_fn(parts[kQ], entry_points), parts, entry_points, entry_points.rotate_half, std::move(inv_freq),
       signature.inputs[io::kPositions]->dtype, shape));
 }
 

@@ -19,9 +19,9 @@ using cpu_test::cpu_registry;
 using cpu_test::expect_conforms;
 using cpu_test::host_has;
 using cpu_test::IsaPath;
-using cpu_test::kPaths;
 using cpu_test::pack_node;
 using cpu_test::PackedNode;
+using cpu_test::path_name;
 using portable_test::random_tensor;
 
 class CpuQkvTest : public ::testing::TestWithParam<IsaPath> {};
@@ -232,8 +232,10 @@ TEST_P(CpuQkvTest, QkvRopeCacheSkipsPaddingAndRefusesABadPosition) {
   EXPECT_EQ(snapshot(in.tensors[5]), values_written);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, CpuQkvTest, ::testing::ValuesIn(kPaths),
-                         [](const ::testing::TestParamInfo<IsaPath>& param) { return std::string(param.param.isa); });
+INSTANTIATE_TEST_SUITE_P(Isa, CpuQkvTest, ::testing::ValuesIn(cpu_kernel_paths()), path_name);
+// A build without native kernels has no path (cpu_kernels_test.cpp's
+// NoNativePathMeansThePortableKernels checks that build).
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CpuQkvTest);
 
 }  // namespace
 }  // namespace staticlm

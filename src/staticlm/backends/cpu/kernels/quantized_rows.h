@@ -6,8 +6,8 @@
 //   sum_k (q_w + offset) * q_x = sum_k q_w * q_x + offset * sum_k q_x,
 // so the kernels take the offset back out with one multiply per group.
 //
-// Every instruction-set path reads the same codes (computed alike with or without AVX-512), so
-// their integer dot products agree exactly.
+// Every instruction-set path reads the same codes (computed alike by every quantizer), so their
+// integer dot products agree exactly.
 #pragma once
 
 #include <cstdint>
@@ -32,21 +32,23 @@ struct QuantizedRows {
   const int32_t* row_sums(int64_t row) const { return sums.data() + row * groups; }
 };
 
-// How the rows are quantized: with the widest of AVX-512 and AVX2 the CPU has, with AVX2 (where
-// the CPU has it), or one value at a time. All give the same codes, scales and sums (the same
-// IEEE multiply, round to nearest even and clamp per value); tests compare them.
-enum class QuantizeWith { kBest, kAvx2, kScalar };
+// Quantizes one group of `count` values of x into codes, its scale and its code sum. Every
+// instruction set's version (quantize_group_scalar here; the architecture folders' vector ones,
+// which the registry's entries carry) gives the same codes, scales and sums: the same IEEE
+// multiply, round to nearest even and clamp per value. Tests compare them.
+using QuantizeGroupFn = void (*)(const float* x, int64_t count, int8_t* codes, float& scale, int32_t& sum);
+void quantize_group_scalar(const float* x, int64_t count, int8_t* codes, float& scale, int32_t& sum);
 
 // Quantizes x [rows, inner] (row-major) into `out` in groups of `group` (a multiple of 8),
-// reusing its storage.
+// reusing its storage, each group with `quantize_group`.
 void quantize_rows(const float* x, int64_t rows, int64_t inner, int64_t group, QuantizedRows& out,
-                   QuantizeWith with = QuantizeWith::kBest);
+                   QuantizeGroupFn quantize_group = quantize_group_scalar);
 
 // The same in two steps, so that threads can share the rows: size `out` for rows of `inner`
 // (codes zeroed), then quantize rows [first, last) of x into it; calls for disjoint ranges may
 // run at once.
 void size_rows(int64_t rows, int64_t inner, int64_t group, QuantizedRows& out);
 void quantize_row_range(const float* x, int64_t inner, int64_t first, int64_t last, QuantizedRows& out,
-                        QuantizeWith with = QuantizeWith::kBest);
+                        QuantizeGroupFn quantize_group = quantize_group_scalar);
 
 }  // namespace staticlm::cpu

@@ -42,15 +42,26 @@ class CpuDelegate final : public DelegateHandle {
   std::vector<uint32_t> updated_inputs_;
 };
 
+// This architecture's caps (core/cpu_features.h), the host's features and the native kernels this
+// build has in the docs: `staticlm backends cpu` shows what this machine can choose from.
 std::vector<OptionSpec> runtime_option_specs() {
+  std::vector<AllowedValue> isa_values;
+  for (const IsaCap& cap : isa_caps()) {
+    isa_values.push_back(
+        {std::string(cap.name),
+         cap.name == "auto" ? str_cat(cap.doc, ": ", CpuFeatures::host().to_string()) : std::string(cap.doc),
+         std::nullopt});
+  }
+  std::string paths;
+  for (const CpuKernelPath& path : cpu_kernel_paths()) {
+    paths += str_cat(paths.empty() ? "" : ", ", path.isa);
+  }
+  const std::string built = paths.empty() ? str_cat("this build has no native kernels (", cpu_kernel_arch(),
+                                                    "): every op runs on the portable ones")
+                                          : str_cat("this build's native kernels: ", cpu_kernel_arch(), " ", paths);
   return {
-      enum_option("isa", "auto",
-                  {{"auto", "everything this CPU has", std::nullopt},
-                   {"amx", "at most AVX-512 with AMX tiles (bf16 and int8 GEMMs)", std::nullopt},
-                   {"avx512", "at most AVX-512 (with VNNI and BF16, without AMX)", std::nullopt},
-                   {"avx2", "at most AVX2 with FMA (and AVX-VNNI where the CPU has it)", std::nullopt},
-                   {"portable", "the portable reference kernels only", std::nullopt}},
-                  "runtime", {}, "the widest instruction set the cpu backend's kernels may use"),
+      enum_option("isa", "auto", std::move(isa_values), "runtime", {},
+                  str_cat("the widest instruction set the cpu backend's kernels may use (", built, ")")),
       enum_option("bf16_gemm", "auto",
                   {{"auto",
                     "AMX tiles where the CPU has them, else pairs where a probe at load finds vdpbf16ps faster "

@@ -24,7 +24,8 @@ class CpuBackendRuntime final : public BackendRuntime {
   static Result<std::shared_ptr<CpuBackendRuntime>> create(std::string id = std::string(kCpuBackendId));
 
   std::string_view id() const override { return id_; }
-  // isa = auto | avx512 | avx2 | portable: the most the kernels may use (auto: what the CPU has).
+  // isa = one of this architecture's caps (core/cpu_features.h isa_caps()): the most the kernels
+  // may use (auto: what the CPU has).
   const OptionSchema& runtime_options() const override { return options_; }
   // Fails with DataLoss / InvalidArgument for a blob the method verifier refuses (the message
   // names what is wrong) or that does not match the call's inputs, NotFound for named data the

@@ -5,13 +5,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/elementwise_rows.h"
+#include "staticlm/backends/cpu/kernels/x86/elementwise_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 
 #include "staticlm/backends/cpu/kernels/elementwise_impl.h"
-#include "staticlm/backends/cpu/kernels/simd_avx512.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx512.h"
 
 namespace staticlm::cpu {
 

@@ -12,8 +12,8 @@
 
 #include <cstring>
 
-#include "staticlm/backends/cpu/kernels/amx_tiles.h"
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/x86/amx_tiles.h"
+#include "staticlm/backends/cpu/kernels/x86/linear_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")

@@ -1,9 +1,9 @@
-// The int8 / int4 linear kernels: on every instruction-set path this machine has (VNNI, the AVX2
-// integer path), equal bit for bit to a scalar reference of the scheme they implement (x
-// quantized per group, integer dot products, one float multiply-add per group), and within the
-// bound activation quantization allows of the portable kernel on the dequantized weights (the
-// oracle: f32 x times d * q). Odd sizes, every group size, decode and chunk rows, padding rows,
-// and the fused linears.
+// The x86 int8 / int4 linear kernels: on every instruction-set path this machine has (AMX int8
+// tiles, VNNI, AVX-VNNI, the AVX2 integer path), equal bit for bit to a scalar reference of the
+// scheme they implement (x quantized per group, integer dot products, one float multiply-add per
+// group), and within the bound activation quantization allows of the portable kernel on the
+// dequantized weights (the oracle: f32 x times d * q). Odd sizes, every group size, decode and
+// chunk rows, padding rows, and the fused linears.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -128,7 +128,7 @@ std::vector<float> reference(const Tensor& x, const QuantMatrix& w, const Tensor
   const int64_t inner = w.layout.cols;
   const int64_t rows = x.numel() / inner;
   cpu::QuantizedRows xq;
-  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq, cpu::QuantizeWith::kScalar);
+  cpu::quantize_rows(x.data<float>(), rows, inner, w.layout.group, xq);
   std::vector<float> out(static_cast<size_t>(rows * w.layout.rows));
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t n = 0; n < w.layout.rows; ++n) {
@@ -321,88 +321,6 @@ TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
       // The real rows' x codes are their own (each row quantized alone), so they equal the
       // whole chunk's reference.
       ASSERT_EQ(out[static_cast<size_t>(i)], i < padding * columns ? -123.0f : scheme[static_cast<size_t>(i)]) << i;
-    }
-  }
-}
-
-const char* name_of(cpu::QuantizeWith with) {
-  return with == cpu::QuantizeWith::kBest ? "best" : with == cpu::QuantizeWith::kAvx2 ? "avx2" : "scalar";
-}
-
-// Every way of quantizing (the widest SIMD the CPU has, AVX2, scalar) on hand-checked values.
-TEST(QuantizedKernelsTest, ActivationsAreQuantizedPerGroupWithTheirCodeSums) {
-  for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kAvx2, cpu::QuantizeWith::kScalar}) {
-    SCOPED_TRACE(name_of(with));
-    const std::vector<float> x = {0.5f,   -1.0f, 0.25f,  0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  // group 0: max 1
-                                  100.0f, 1.0f,  -50.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 3.0f};
-    cpu::QuantizedRows q;
-    cpu::quantize_rows(x.data(), 1, 17, 8, q, with);
-    ASSERT_EQ(q.groups, 3);
-    EXPECT_EQ(q.codes(0)[0], 64);  // 0.5 * 127 = 63.5, to even
-    EXPECT_EQ(q.codes(0)[1], -127);
-    EXPECT_EQ(q.codes(0)[2], 32);  // 31.75
-    EXPECT_FLOAT_EQ(q.row_scales(0)[0], 1.0f / 127.0f);
-    EXPECT_EQ(q.row_sums(0)[0], 64 - 127 + 32);
-    // The outlier keeps its group's scale to itself: 1.0 next to 100 still gets a code of 1.
-    EXPECT_EQ(q.codes(0)[8], 127);
-    EXPECT_EQ(q.codes(0)[9], 1);
-    EXPECT_EQ(q.codes(0)[10], -64);  // -63.5, to even
-    EXPECT_EQ(q.codes(0)[16], 127);
-    EXPECT_EQ(q.codes(0)[17], 0);  // past K: zero
-    EXPECT_EQ(q.row_sums(0)[2], 127);
-    cpu::quantize_rows(std::vector<float>(8, 0.0f).data(), 1, 8, 8, q, with);
-    EXPECT_EQ(q.row_scales(0)[0], 0.0f);
-    EXPECT_EQ(q.codes(0)[0], 0);
-    // A non-finite value makes its group's scale NaN (the outputs it feeds are NaN), never a code.
-    std::vector<float> bad(16, 1.0f);
-    bad[3] = std::nanf("");
-    bad[12] = INFINITY;
-    cpu::quantize_rows(bad.data(), 1, 16, 8, q, with);
-    EXPECT_TRUE(std::isnan(q.row_scales(0)[0]));
-    EXPECT_TRUE(std::isnan(q.row_scales(0)[1]));
-    EXPECT_EQ(q.codes(0)[0], 0);
-    EXPECT_EQ(q.row_sums(0)[0], 0);
-  }
-}
-
-// The vector quantizers equal the scalar one on random rows: every group size, K off the group
-// and off the vector width, groups of zeros, ties, and non-finite values.
-TEST(QuantizedKernelsTest, TheVectorQuantizersEqualTheScalarOne) {
-  if (!CpuFeatures::host().has(CpuFeature::kAvx2)) {
-    GTEST_SKIP() << "this CPU has no AVX2: every way of quantizing is the scalar loop";
-  }
-  std::mt19937 rng(54);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
-  for (int64_t group : {int64_t{8}, int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}) {
-    for (int64_t inner : {group, 3 * group + 5, int64_t{300}, int64_t{13}}) {
-      SCOPED_TRACE(testing::Message() << "g" << group << " K " << inner);
-      const int64_t rows = 7;
-      std::vector<float> x(static_cast<size_t>(rows * inner));
-      for (float& v : x) {
-        v = normal(rng);
-      }
-      std::fill(x.begin() + inner, x.begin() + inner + std::min<int64_t>(group, inner), 0.0f);  // row 1's first group
-      for (int64_t k = 0; k < std::min<int64_t>(group, inner); ++k) {  // row 2: ties at 0.5 steps
-        x[static_cast<size_t>(2 * inner + k)] = k == 0 ? 127.0f : static_cast<float>(k) + 0.5f;
-      }
-      x[static_cast<size_t>(3 * inner + 1)] = std::nanf("");
-      x[static_cast<size_t>(4 * inner + inner - 1)] = -INFINITY;
-      cpu::QuantizedRows scalar;
-      cpu::quantize_rows(x.data(), rows, inner, group, scalar, cpu::QuantizeWith::kScalar);
-      for (cpu::QuantizeWith with : {cpu::QuantizeWith::kBest, cpu::QuantizeWith::kAvx2}) {
-        SCOPED_TRACE(name_of(with));
-        cpu::QuantizedRows vector;
-        cpu::quantize_rows(x.data(), rows, inner, group, vector, with);
-        ASSERT_EQ(vector.code_words, scalar.code_words);
-        ASSERT_EQ(vector.sums, scalar.sums);
-        for (size_t i = 0; i < scalar.scales.size(); ++i) {
-          if (std::isnan(scalar.scales[i])) {
-            EXPECT_TRUE(std::isnan(vector.scales[i])) << i;
-          } else {
-            EXPECT_EQ(vector.scales[i], scalar.scales[i]) << i;
-          }
-        }
-      }
     }
   }
 }

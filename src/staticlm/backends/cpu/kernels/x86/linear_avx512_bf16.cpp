@@ -8,12 +8,12 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/x86/linear_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
 
-#include "staticlm/backends/cpu/kernels/simd_avx512.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx512.h"
 
 namespace staticlm::cpu {
 namespace {

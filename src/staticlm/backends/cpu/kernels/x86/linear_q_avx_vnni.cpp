@@ -6,15 +6,15 @@
 // most of the other 8 registers.
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
 #include "staticlm/backends/cpu/kernels/quantized_rows.h"
+#include "staticlm/backends/cpu/kernels/x86/linear_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avxvnni")
 
 #include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
-#include "staticlm/backends/cpu/kernels/simd_avx2.h"
-#include "staticlm/backends/cpu/kernels/simd_avx2_int.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx2.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx2_int.h"
 
 namespace staticlm::cpu {
 namespace {

@@ -5,14 +5,14 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
 #include "staticlm/backends/cpu/kernels/quantized_rows.h"
+#include "staticlm/backends/cpu/kernels/x86/linear_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 
 #include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
-#include "staticlm/backends/cpu/kernels/simd_avx512_vnni.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx512_vnni.h"
 
 namespace staticlm::cpu {
 

@@ -1,13 +1,13 @@
 // The cpu attention's score and weighted-sum rows for AVX2 with FMA and F16C.
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/attention_rows.h"
+#include "staticlm/backends/cpu/kernels/x86/attention_x86.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 
 #include "staticlm/backends/cpu/kernels/attention_rows_impl.h"
-#include "staticlm/backends/cpu/kernels/simd_avx2.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx2.h"
 
 namespace staticlm::cpu {
 

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "staticlm/backends/cpu/kernels/simd_avx2.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx2.h"
 
 namespace staticlm::cpu::simd {
 namespace {

@@ -11,16 +11,18 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "staticlm/backends/cpu/kernels/linear_columns.h"
+#include "staticlm/backends/cpu/kernels/x86/linear_x86.h"
 #include "staticlm/core/cpu_features.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 
 #include "staticlm/backends/cpu/kernels/linear_tiles.h"
-#include "staticlm/backends/cpu/kernels/simd_avx512.h"
+#include "staticlm/backends/cpu/kernels/x86/simd_avx512.h"
 
 namespace staticlm::cpu {
+
+static_assert(simd::Avx512::kPanelRows == kAvxFloatBlockRows);
 
 void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
   static const bool two_streams = cpu_vendor() == CpuVendor::kIntel;
