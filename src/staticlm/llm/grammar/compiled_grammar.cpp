@@ -60,15 +60,30 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
     if (!expanded_valid[parent]) {
       expander.truncate_arena(arena_mark[parent - 1]);
       expanded[parent].clear();
-      const CursorExpander::Outcome outcome = expander.expand(reached[parent], expanded[parent]);
-      dependent_below[parent] = dependent_below[parent - 1] || outcome.popped_unknown;
+      const std::vector<Cursor>& from = reached[parent];
+      // Most steps stay inside one rule: a single cursor with nothing to call or complete.
+      if (from.size() == 1 && automaton_.calls(from[0].top).empty() && !automaton_.is_final(from[0].top)) {
+        expanded[parent].push_back(from[0]);
+        dependent_below[parent] = dependent_below[parent - 1];
+      } else {
+        const CursorExpander::Outcome outcome = expander.expand(from, expanded[parent]);
+        dependent_below[parent] = dependent_below[parent - 1] || outcome.popped_unknown;
+      }
       expanded_valid[parent] = 1;
       arena_mark[parent] = expander.arena_size();
     } else {
       expander.truncate_arena(arena_mark[parent]);
     }
     reached[depth].clear();
-    expander.advance(expanded[parent], node.byte, reached[depth]);
+    if (expanded[parent].size() == 1) {
+      const Cursor& only = expanded[parent][0];
+      const int32_t next = automaton_.next(only.top, node.byte);
+      if (next != kNoPosition) {
+        reached[depth].push_back(Cursor{next, only.pushed, only.below});
+      }
+    } else {
+      expander.advance(expanded[parent], node.byte, reached[depth]);
+    }
     expanded_valid[depth] = 0;
     const uint32_t own_end = trie[i + 1].tokens_begin;
     if (!reached[depth].empty()) {
