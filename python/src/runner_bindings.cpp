@@ -58,6 +58,33 @@ GenerationOptions generation_options(const Engine& engine, const py::object& con
   }
   options.sampling = value_or_raise(engine.choose_sampling(given));
   options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
+  const py::object grammar = config.attr("grammar");
+  const py::object schema = config.attr("json_schema");
+  if (!grammar.is_none() && !schema.is_none()) {
+    ok_or_raise(invalid_argument("GenerationConfig: give grammar or json_schema, not both"));
+  }
+  if (!grammar.is_none() || !schema.is_none()) {
+    GrammarSpec spec;
+    if (!grammar.is_none()) {
+      spec.kind = GrammarSpec::Kind::kGbnf;
+      spec.text = grammar.cast<std::string>();
+    } else {
+      spec.kind = GrammarSpec::Kind::kJsonSchema;
+      // A dict (or True) is the schema; a str is its JSON text.
+      spec.text = py::isinstance<py::str>(schema)
+                      ? schema.cast<std::string>()
+                      : py::module_::import("json").attr("dumps")(schema).cast<std::string>();
+    }
+    auto compiled = [&] {
+      py::gil_scoped_release release;
+      return engine.compile_grammar(spec);
+    }();
+    if (!compiled.ok()) {
+      ok_or_raise(compiled.status().with_context(!grammar.is_none() ? "GenerationConfig.grammar"
+                                                                    : "GenerationConfig.json_schema"));
+    }
+    options.grammar = std::move(compiled).value();
+  }
   return options;
 }
 
@@ -80,6 +107,7 @@ std::string finish_reason(StopReason reason) {
     case StopReason::kMaxNewTokens: return "max_new_tokens";
     case StopReason::kContextFull: return "context_full";
     case StopReason::kCancelled: return "cancelled";
+    case StopReason::kGrammarComplete: return "grammar_complete";
   }
   return "unknown";
 }
@@ -159,6 +187,8 @@ class Runner {
     out["tokens"] = generated.tokens;
     out["prompt_tokens"] = generated.prompt_tokens;
     out["finish_reason"] = finish_reason(generated.stop_reason);
+    out["grammar_complete"] =
+        generated.grammar_complete ? py::object(py::bool_(*generated.grammar_complete)) : py::object(py::none());
     py::dict stats;
     stats["prompt_tokens"] = generated.prompt_tokens.size();
     stats["generated_tokens"] = generated.tokens.size();

@@ -97,10 +97,13 @@ class GenerationConfig:
     repetition_penalty: Optional[float]
     seed: Optional[int]
     stop: tuple[str, ...]
+    grammar: Optional[str]
+    json_schema: Optional[Union[dict, bool, str]]
     def __init__(self, *, max_new_tokens: Optional[int] = 128, temperature: Optional[float] = None,
                  top_k: Optional[int] = None, top_p: Optional[float] = None, min_p: Optional[float] = None,
                  repetition_penalty: Optional[float] = None, seed: Optional[int] = None,
-                 stop: tuple[str, ...] = ()) -> None: ...
+                 stop: tuple[str, ...] = (), grammar: Optional[str] = None,
+                 json_schema: Optional[Union[dict, bool, str]] = None) -> None: ...
 
 class Stats:
     """What `staticlm run` prints after a generation."""
@@ -124,8 +127,9 @@ class Stats:
 class Result:
     text: str
     tokens: list[int]
-    finish_reason: Literal["eos", "stop_string", "max_new_tokens", "context_full", "cancelled"]
+    finish_reason: Literal["eos", "stop_string", "max_new_tokens", "context_full", "cancelled", "grammar_complete"]
     stats: Stats
+    grammar_complete: Optional[bool]
 
 class TextLLMRunner:
     """Text generation over an hf_static v1 program (one engine, one session)."""

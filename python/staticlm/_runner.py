@@ -5,7 +5,7 @@ import os
 import queue
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator, Optional, Tuple
+from typing import Callable, Iterator, Optional, Tuple, Union
 
 from ._errors import Error
 from ._staticlm import Program, Tokenizer, _Runner, program_metadata
@@ -29,6 +29,10 @@ class GenerationConfig:
     repetition_penalty: Optional[float] = None
     seed: Optional[int] = None
     stop: Tuple[str, ...] = ()  # stop before the first occurrence of any of these
+    # Constrained output (docs/structured_output.md), at most one of the two: a GBNF grammar's
+    # text, or a JSON Schema (a dict, True, or its JSON text) the output must be valid under.
+    grammar: Optional[str] = None
+    json_schema: Optional[Union[dict, bool, str]] = None
 
 
 @dataclass(frozen=True)
@@ -69,11 +73,15 @@ class Stats:
 @dataclass(frozen=True)
 class Result:
     """A generation: its text (stop string excluded), token ids, why it ended ("eos",
-    "stop_string", "max_new_tokens", "context_full" or "cancelled") and its statistics."""
+    "stop_string", "max_new_tokens", "context_full", "cancelled", or "grammar_complete" when the
+    grammar or schema matched and allowed nothing more) and its statistics. grammar_complete: with
+    a grammar or schema, whether the text is a complete match (False when the tokens ran out
+    first); None without one."""
     text: str
     tokens: list
     finish_reason: str
     stats: Stats
+    grammar_complete: Optional[bool] = None
 
 
 class TextLLMRunner:
@@ -96,7 +104,7 @@ class TextLLMRunner:
         while generating."""
         generated = self._runner.generate(prompt, config or GenerationConfig(), token_callback)
         return Result(text=generated["text"], tokens=generated["tokens"], finish_reason=generated["finish_reason"],
-                      stats=Stats(**generated["stats"]))
+                      stats=Stats(**generated["stats"]), grammar_complete=generated["grammar_complete"])
 
     def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]:
         """The pieces of text generate() would pass its callback, as an iterator. Leaving the loop

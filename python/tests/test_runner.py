@@ -5,6 +5,7 @@ from a callback and from another thread (the GIL is released while generating); 
 callback propagates; bad configs raise with the C++ message; rpcmem falls back to the heap where
 the DSP library is absent (counted in the stats) and strict_io makes that an error; runners are
 found by contract; tokenizers from files and programs agree."""
+import json
 import threading
 
 import numpy as np
@@ -178,3 +179,25 @@ def test_tokenizers_from_files_and_programs_agree(program):
         from_program.decode([5000])
     with pytest.raises(staticlm.Error, match="cannot open"):
         staticlm.Tokenizer.from_file(str(model / "missing.json"))
+
+
+def test_json_schema_and_grammar_constrain_the_output(runner):
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 10},
+                                               "age": {"type": "integer", "minimum": 0, "maximum": 99}},
+              "required": ["name", "age"], "additionalProperties": False}
+    for seed in range(8):
+        result = runner.generate("And God said", staticlm.GenerationConfig(
+            max_new_tokens=200, temperature=1.0, seed=seed, json_schema=schema))
+        assert result.finish_reason == "grammar_complete" and result.grammar_complete is True
+        value = json.loads(result.text)
+        assert set(value) == {"name", "age"} and len(value["name"]) <= 10 and 0 <= value["age"] <= 99
+    result = runner.generate("And", staticlm.GenerationConfig(max_new_tokens=2, temperature=0, json_schema=schema))
+    assert result.finish_reason == "max_new_tokens" and result.grammar_complete is False
+    result = runner.generate("And", staticlm.GenerationConfig(temperature=0, grammar='root ::= "Amen" [.!]'))
+    assert result.text in ("Amen.", "Amen!") and result.finish_reason == "grammar_complete"
+    unconstrained = runner.generate("And", staticlm.GenerationConfig(max_new_tokens=4, temperature=0))
+    assert unconstrained.grammar_complete is None
+    with pytest.raises(staticlm.Error, match="unsupported keyword 'not' at /properties/a"):
+        runner.generate("And", staticlm.GenerationConfig(json_schema={"properties": {"a": {"not": {}}}}))
+    with pytest.raises(staticlm.Error, match="GenerationConfig.grammar: GBNF line 1"):
+        runner.generate("And", staticlm.GenerationConfig(grammar="root ::= ("))

@@ -119,6 +119,33 @@ Result<SamplingParams> Engine::choose_sampling(const SamplingOverrides& given) c
   return resolve_sampling(program_sampling_defaults(), given);
 }
 
+Result<std::shared_ptr<const CompiledGrammar>> Engine::compile_grammar(const GrammarSpec& spec) const {
+  // A few schemas serve most requests; each compiled grammar holds its per-position token sets.
+  constexpr size_t kRecentGrammars = 8;
+  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());
+  std::shared_ptr<const TokenVocabulary> vocabulary;
+  {
+    std::lock_guard<std::mutex> lock(grammar_mutex_);
+    for (auto it = recent_grammars_.begin(); it != recent_grammars_.end(); ++it) {
+      if (it->first == spec) {
+        recent_grammars_.splice(recent_grammars_.begin(), recent_grammars_, it);
+        return recent_grammars_.front().second;
+      }
+    }
+    if (!grammar_vocabulary_) {
+      STATICLM_ASSIGN_OR_RETURN(grammar_vocabulary_, TokenVocabulary::build(*tokenizer));
+    }
+    vocabulary = grammar_vocabulary_;
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledGrammar> grammar, compile_grammar_spec(spec, vocabulary));
+  std::lock_guard<std::mutex> lock(grammar_mutex_);
+  recent_grammars_.emplace_front(spec, grammar);
+  if (recent_grammars_.size() > kRecentGrammars) {
+    recent_grammars_.pop_back();
+  }
+  return grammar;
+}
+
 Result<GenerationResult> Engine::generate(LlmSession& session, std::string_view prompt,
                                           const GenerationOptions& options, const TextCallback& on_text) const {
   STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());

@@ -14,8 +14,10 @@
 //   callers that set sampling themselves.
 #pragma once
 
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -23,6 +25,7 @@
 #include "staticlm/llm/allocator_registry.h"
 #include "staticlm/llm/contract.h"
 #include "staticlm/llm/generator.h"
+#include "staticlm/llm/grammar/grammar_spec.h"
 #include "staticlm/llm/sampling/sampling_choice.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 #include "staticlm/options/option_value.h"
@@ -77,6 +80,13 @@ class Engine {
   // program_sampling_defaults() with what the caller gave in place (resolve_sampling: its errors).
   Result<SamplingParams> choose_sampling(const SamplingOverrides& given) const;
 
+  // `spec` compiled against the program's tokenizer, for GenerationOptions::grammar. The
+  // tokenizer's trie is built on the first call; the last few grammars compiled are kept, so
+  // requests repeating a schema reuse its compiled grammar and the token sets it has computed.
+  // Thread-safe. Fails with NotFound when the program embeds no tokenizer, and with the grammar
+  // compilers' InvalidArgument naming what is wrong.
+  Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(const GrammarSpec& spec) const;
+
   // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text);
   // GenerationOptions::cancel stops it from another thread.
   Result<GenerationResult> generate(LlmSession& session, std::string_view prompt, const GenerationOptions& options,
@@ -97,6 +107,9 @@ class Engine {
   std::string io_allocator_name_;
   bool strict_io_ = false;
   double load_seconds_ = 0.0;
+  mutable std::mutex grammar_mutex_;
+  mutable std::shared_ptr<const TokenVocabulary> grammar_vocabulary_;
+  mutable std::list<std::pair<GrammarSpec, std::shared_ptr<const CompiledGrammar>>> recent_grammars_;
 };
 
 }  // namespace staticlm

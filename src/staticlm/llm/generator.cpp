@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "staticlm/core/process_memory.h"
+#include "staticlm/core/utf8.h"
+#include "staticlm/llm/grammar/grammar_matcher.h"
 #include "staticlm/llm/tokenizer/streaming_decoder.h"
 
 namespace staticlm {
@@ -60,6 +62,48 @@ class StopStringFilter {
   std::string held_;
 };
 
+// The tokens the grammar allows next, end-of-sequence ids where it may end. Fails with
+// FailedPrecondition when the vocabulary has no token that continues the text.
+Status constrain(GrammarMatcher& matcher, const std::vector<int32_t>& eos_ids, TokenBitmask& allowed, int64_t step) {
+  matcher.fill_mask(allowed);
+  if (matcher.can_end()) {
+    for (int32_t id : eos_ids) {
+      if (id >= 0 && id < allowed.size()) {
+        allowed.set(id);
+      }
+    }
+  }
+  if (!allowed.any()) {
+    return failed_precondition("generated token ", step, ": the grammar allows no token of the vocabulary after ",
+                               matcher.bytes_accepted(), " bytes of output",
+                               matcher.can_end() ? " (it may end, but the program has no end-of-sequence token)" : "");
+  }
+  return ok_status();
+}
+
+// The text of a constrained generation: exactly the bytes the grammar took, each token's piece
+// as the grammar's vocabulary has it, released a whole character at a time.
+class GrammarText {
+ public:
+  explicit GrammarText(const TokenVocabulary& vocabulary) : vocabulary_(vocabulary) {}
+
+  std::string feed(int32_t token) {
+    if (token >= 0 && token < vocabulary_.size()) {
+      held_ += vocabulary_.piece(token);
+    }
+    const size_t keep = utf8_incomplete_tail_length(held_);
+    std::string out = held_.substr(0, held_.size() - keep);
+    held_.erase(0, held_.size() - keep);
+    return out;
+  }
+
+  std::string flush() { return utf8_repair(std::exchange(held_, std::string())); }
+
+ private:
+  const TokenVocabulary& vocabulary_;
+  std::string held_;
+};
+
 }  // namespace
 
 int64_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b) {
@@ -73,6 +117,7 @@ std::string_view stop_reason_name(StopReason reason) {
     case StopReason::kMaxNewTokens: return "max new tokens";
     case StopReason::kContextFull: return "context full";
     case StopReason::kCancelled: return "stopped by the caller";
+    case StopReason::kGrammarComplete: return "grammar complete";
   }
   return "unknown";
 }
@@ -138,14 +183,32 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     return internal_error("prefill returned no logits for the last prompt token");
   }
 
+  std::optional<GrammarMatcher> matcher;
+  TokenBitmask allowed;
+  if (options.grammar) {
+    if (options.grammar->vocabulary().size() > session.vocab_size()) {
+      return invalid_argument("the grammar was compiled for a vocabulary of ", options.grammar->vocabulary().size(),
+                              " tokens, but the program has ", session.vocab_size(), " logits");
+    }
+    matcher.emplace(options.grammar);
+    allowed = TokenBitmask(static_cast<int32_t>(session.vocab_size()));
+  }
   const auto decode_start = Clock::now();
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       result.stop_reason = StopReason::kCancelled;
       break;
     }
+    if (matcher && matcher->is_complete()) {
+      result.stop_reason = StopReason::kGrammarComplete;
+      break;
+    }
     if (options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()) {
       std::fill(logits.begin() + options.sample_vocab_limit, logits.end(), -std::numeric_limits<float>::infinity());
+    }
+    if (matcher) {
+      STATICLM_RETURN_IF_ERROR(constrain(*matcher, options.eos_ids, allowed, step));
+      mask_logits(logits, allowed.words());
     }
     Result<int32_t> sampled = sampler.sample(logits, history);
     if (!sampled.ok() && sampled.status().code() == StatusCode::kDataLoss) {
@@ -161,10 +224,17 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
       result.stop_reason = StopReason::kEos;
       break;
     }
+    if (matcher) {
+      STATICLM_RETURN_IF_ERROR(matcher->accept_token(token));
+    }
     result.tokens.push_back(token);
     history.push_back(token);
     if (on_token && !on_token(token)) {
       result.stop_reason = StopReason::kCancelled;
+      break;
+    }
+    if (matcher && matcher->is_complete()) {
+      result.stop_reason = StopReason::kGrammarComplete;
       break;
     }
     if (step + 1 == max_new_tokens) {
@@ -178,6 +248,9 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     ++result.decode_steps;
   }
   result.decode_seconds = seconds_since(decode_start);
+  if (matcher) {
+    result.grammar_complete = matcher->can_end() && result.stop_reason != StopReason::kCancelled;
+  }
   result.peak_rss_bytes = peak_rss_bytes();
   result.io = session.io_stats();
   return result;
@@ -197,6 +270,10 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   StreamingDecoder decoder(tokenizer, /*skip_special=*/true);
   // The text continues the prompt: a first token's leading space is kept.
   decoder.continue_after(prompt_tokens);
+  std::optional<GrammarText> grammar_text;
+  if (options.grammar) {
+    grammar_text.emplace(options.grammar->vocabulary());
+  }
   StopStringFilter filter(options.stop_strings);
   std::string text;
   Status stream_error;
@@ -210,6 +287,10 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
     }
   };
   auto on_token = [&](int32_t token) {
+    if (grammar_text) {
+      emit(filter.add(grammar_text->feed(token), stopped));
+      return !stopped;
+    }
     auto piece = decoder.feed(token);
     if (!piece.ok()) {
       stream_error = piece.status();
@@ -223,7 +304,8 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   STATICLM_ASSIGN_OR_RETURN(GenerationResult result, generate_tokens(session, prompt_tokens, limited, on_token));
   STATICLM_RETURN_IF_ERROR(stream_error);
   if (!stopped) {
-    STATICLM_ASSIGN_OR_RETURN(std::string tail, decoder.flush());
+    STATICLM_ASSIGN_OR_RETURN(std::string tail,
+                              grammar_text ? Result<std::string>(grammar_text->flush()) : decoder.flush());
     emit(filter.add(tail, stopped));
     if (!stopped) {
       emit(filter.flush());
@@ -231,6 +313,9 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   }
   if (stopped) {
     result.stop_reason = StopReason::kStopString;
+    if (result.grammar_complete) {
+      result.grammar_complete = false;  // the text was cut before the stop string
+    }
   }
   result.text = std::move(text);
   return result;

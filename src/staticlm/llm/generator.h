@@ -6,12 +6,15 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "staticlm/core/result.h"
 #include "staticlm/llm/contract.h"
+#include "staticlm/llm/grammar/compiled_grammar.h"
 #include "staticlm/llm/sampling/sampler.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
@@ -37,11 +40,16 @@ struct GenerationOptions {
   // runs until the cache is full and stops there with StopReason::kContextFull (a chat reply, a
   // server request without max_tokens: the caller wants "as much as fits", not an error).
   bool stop_at_context_end = false;
+  // Constrains every token to keep the text inside this grammar (compiled against the tokenizer
+  // the text is decoded with, Engine::compile_grammar): end-of-sequence ids are allowed only where
+  // the grammar may end, and generation stops with StopReason::kGrammarComplete as soon as the
+  // grammar is complete and nothing may follow. Null: unconstrained.
+  std::shared_ptr<const CompiledGrammar> grammar;
 };
 
 // kMaxNewTokens: the caller's max_new_tokens was reached; kContextFull: the cache filled first
-// (only with stop_at_context_end).
-enum class StopReason { kEos, kStopString, kMaxNewTokens, kContextFull, kCancelled };
+// (only with stop_at_context_end); kGrammarComplete: the grammar matched and allows nothing more.
+enum class StopReason { kEos, kStopString, kMaxNewTokens, kContextFull, kCancelled, kGrammarComplete };
 std::string_view stop_reason_name(StopReason reason);
 
 struct GenerationResult {
@@ -50,6 +58,9 @@ struct GenerationResult {
   std::vector<int32_t> tokens;       // generated, without the eos token that stopped generation
   std::string text;                  // generated text (stop string excluded)
   StopReason stop_reason = StopReason::kMaxNewTokens;
+  // With a grammar: whether the text is a complete match (false when max_new_tokens, the context
+  // or a stop string ended it first); without one: empty.
+  std::optional<bool> grammar_complete;
   double prefill_seconds = 0.0;
   double time_to_first_token_seconds = 0.0;
   double decode_seconds = 0.0;

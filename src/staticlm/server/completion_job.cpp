@@ -72,6 +72,13 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   // Without max_tokens, as much as the context holds (StopReason::kContextFull when it fills).
   options.max_new_tokens = request.max_tokens.value_or(std::numeric_limits<int64_t>::max());
   options.stop_at_context_end = !request.max_tokens;
+  if (request.grammar) {
+    auto grammar = model.engine->compile_grammar(*request.grammar);
+    if (!grammar.ok()) {
+      return invalid_argument("'", request.grammar_field, "': ", grammar.status().message());
+    }
+    options.grammar = std::move(grammar).value();
+  }
   STATICLM_ASSIGN_OR_RETURN(QueueTicket ticket, model.pool->enqueue());
   std::shared_ptr<CompletionJob> job(
       new CompletionJob(model, std::move(request), std::move(header), std::move(ticket)));

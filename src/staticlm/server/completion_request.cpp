@@ -28,7 +28,9 @@ constexpr std::string_view kCommonFields[] = {"model",
                                               "presence_penalty",
                                               "repeat_penalty",
                                               "logit_bias",
-                                              "user"};
+                                              "user",
+                                              "grammar",
+                                              "json_schema"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls",
     "response_format", "chat_template_kwargs"};
@@ -242,11 +244,6 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
     return field_error("logit_bias", "logit bias is not supported");
   }
   if (endpoint == Endpoint::kChatCompletions) {
-    if (auto it = body.find("response_format"); it != body.end() && !it->is_null()) {
-      if (!it->is_object() || it->value("type", Json()) != "text") {
-        return field_error("response_format", "only {\"type\": \"text\"} is supported (no JSON mode or schemas)");
-      }
-    }
     const bool has_tools = body.contains("tools") && !body["tools"].is_null();
     if (has_tools) {
       if (!body["tools"].is_array()) {
@@ -273,6 +270,83 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
     if (best_of && *best_of != 1) {
       return field_error("best_of", "only best_of = 1 is supported");
     }
+  }
+  return ok_status();
+}
+
+// OpenAI's response_format ({"type": "text" | "json_object" | "json_schema"}), llama-server's
+// `grammar` (GBNF text) and `json_schema` (a schema): at most one of them constrains the output.
+Status parse_constraint(const Json& body, Endpoint endpoint, CompletionRequest& request) {
+  auto take = [&](std::string_view field, GrammarSpec spec) -> Status {
+    if (request.grammar) {
+      return field_error(field, str_cat("give one of response_format, grammar and json_schema (", request.grammar_field,
+                                        " is given too)"));
+    }
+    request.grammar = std::move(spec);
+    request.grammar_field = std::string(field);
+    return ok_status();
+  };
+  auto schema_text = [](const Json& schema) { return schema.dump(-1, ' ', false, Json::error_handler_t::replace); };
+  if (auto it = body.find("response_format");
+      endpoint == Endpoint::kChatCompletions && it != body.end() && !it->is_null()) {
+    if (!it->is_object() || !it->contains("type") || !(*it)["type"].is_string()) {
+      return field_error("response_format", "expected {\"type\": \"text\" | \"json_object\" | \"json_schema\"}");
+    }
+    const std::string type = (*it)["type"].get<std::string>();
+    for (const auto& [key, value] : it->items()) {
+      const bool known = key == "type" || (type == "json_schema" && key == "json_schema") ||
+                         (type == "json_object" && key == "schema");
+      if (!known) {
+        return field_error("response_format", str_cat("unrecognized key '", key, "' for type '", type, "'"));
+      }
+    }
+    if (type == "json_object") {
+      GrammarSpec spec;
+      spec.kind = GrammarSpec::Kind::kJsonObject;
+      if (auto schema = it->find("schema"); schema != it->end() && !schema->is_null()) {
+        spec.kind = GrammarSpec::Kind::kJsonSchema;  // llama-server's extension
+        spec.text = schema_text(*schema);
+      }
+      STATICLM_RETURN_IF_ERROR(take("response_format", std::move(spec)));
+    } else if (type == "json_schema") {
+      auto inner = it->find("json_schema");
+      if (inner == it->end() || !inner->is_object()) {
+        return field_error("response_format",
+                           "type json_schema needs \"json_schema\": {\"name\", \"schema\", \"strict\"}");
+      }
+      for (const auto& [key, value] : inner->items()) {
+        if (key != "name" && key != "schema" && key != "strict" && key != "description") {
+          return field_error("response_format", str_cat("unrecognized key 'json_schema.", key, "'"));
+        }
+      }
+      if (inner->contains("name") && !(*inner)["name"].is_string()) {
+        return field_error("response_format", "json_schema.name: expected a string");
+      }
+      if (inner->contains("strict") && !(*inner)["strict"].is_boolean() && !(*inner)["strict"].is_null()) {
+        return field_error("response_format", "json_schema.strict: expected a boolean");
+      }
+      auto schema = inner->find("schema");
+      if (schema == inner->end() || !(schema->is_object() || schema->is_boolean())) {
+        return field_error("response_format", "json_schema.schema: expected a JSON Schema object");
+      }
+      STATICLM_RETURN_IF_ERROR(
+          take("response_format", GrammarSpec{GrammarSpec::Kind::kJsonSchema, schema_text(*schema)}));
+    } else if (type != "text") {
+      return field_error("response_format", str_cat("type '", type, "' is not one of text, json_object, json_schema"));
+    }
+  }
+  if (auto it = body.find("grammar"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return type_error("grammar", "a string (GBNF)", *it);
+    }
+    STATICLM_RETURN_IF_ERROR(check_text("grammar", it->get<std::string>()));
+    STATICLM_RETURN_IF_ERROR(take("grammar", GrammarSpec{GrammarSpec::Kind::kGbnf, it->get<std::string>()}));
+  }
+  if (auto it = body.find("json_schema"); it != body.end() && !it->is_null()) {
+    if (!it->is_object() && !it->is_boolean()) {
+      return type_error("json_schema", "a JSON Schema object", *it);
+    }
+    STATICLM_RETURN_IF_ERROR(take("json_schema", GrammarSpec{GrammarSpec::Kind::kJsonSchema, schema_text(*it)}));
   }
   return ok_status();
 }
@@ -391,6 +465,7 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
     s.seed = static_cast<uint64_t>(*seed);
   }
   STATICLM_RETURN_IF_ERROR(parse_stop(json, limits, request.stop));
+  STATICLM_RETURN_IF_ERROR(parse_constraint(json, endpoint, request));
   STATICLM_ASSIGN_OR_RETURN(request.stream, boolean(json, "stream", false));
   if (auto it = json.find("stream_options"); it != json.end() && !it->is_null()) {
     if (!request.stream) {

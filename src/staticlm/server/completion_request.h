@@ -1,6 +1,6 @@
 // The body of POST /v1/chat/completions and /v1/completions, parsed and checked before any work:
 // every field OpenAI defines is either honoured or refused by name (n > 1, logprobs, tools on a
-// template without them, response_format other than text, ...), never silently ignored. Request
+// template without them, ...), never silently ignored. Request
 // bodies are untrusted: the parser bounds nesting and sizes and never throws.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/result.h"
+#include "staticlm/llm/grammar/grammar_spec.h"
 #include "staticlm/llm/sampling/sampling_choice.h"
 
 namespace staticlm::server {
@@ -42,6 +43,10 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Constrained output: response_format json_object / json_schema, or llama-server's `grammar` or
+  // `json_schema`; `grammar_field` names the field it came from, for errors.
+  std::optional<GrammarSpec> grammar;
+  std::string grammar_field;
 };
 
 // Fails with InvalidArgument for malformed JSON, a wrong type, a value out of range or an

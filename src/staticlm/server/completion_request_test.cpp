@@ -90,8 +90,20 @@ TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
   expect_refused(chat(with_hello(R"("logprobs": true)")), "logprobs", "not supported");
   expect_refused(chat(with_hello(R"("top_logprobs": 2)")), "top_logprobs", "not supported");
   expect_refused(chat(with_hello(R"("logit_bias": {"5": 10})")), "logit_bias", "not supported");
-  expect_refused(chat(with_hello(R"("response_format": {"type": "json_object"})")), "response_format",
-                 "only {\"type\": \"text\"}");
+  expect_refused(chat(with_hello(R"("response_format": {"type": "xml"})")), "response_format",
+                 "not one of text, json_object, json_schema");
+  expect_refused(chat(with_hello(R"("response_format": {"type": "json_schema"})")), "response_format",
+                 "needs \"json_schema\"");
+  expect_refused(chat(with_hello(R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}})")),
+                 "response_format", "json_schema.schema");
+  expect_refused(chat(with_hello(R"("response_format": {"type": "json_object", "format": 1})")), "response_format",
+                 "unrecognized key 'format'");
+  expect_refused(chat(with_hello(R"("response_format": {"type": "json_object"}, "grammar": "root ::= \"a\"")")),
+                 "grammar", "give one of response_format, grammar and json_schema");
+  expect_refused(chat(with_hello(R"("grammar": 3)")), "grammar", "expected a string");
+  expect_refused(completion(R"({"prompt": "x", "json_schema": [1]})"), "json_schema", "a JSON Schema object");
+  expect_refused(completion(R"({"prompt": "x", "response_format": {"type": "json_object"}})"), "response_format",
+                 "unrecognized");
   const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f"}}])";
   expect_refused(chat(with_hello(tools)), "tools", "does not support tools");
   auto with_tools = chat(with_hello(tools), /*template_uses_tools=*/true);
@@ -172,6 +184,30 @@ TEST(CompletionRequestTest, ErrorParamIsTheQuotedFieldAtTheStart) {
   EXPECT_EQ(request_error_param(invalid_argument("'top_p': bad")), "top_p");
   EXPECT_EQ(request_error_param(invalid_argument("the body is not JSON")), "");
   EXPECT_EQ(request_error_param(invalid_argument("'unterminated")), "");
+}
+
+TEST(CompletionRequestTest, ConstrainedOutputFields) {
+  auto json_mode = chat(with_hello(R"("response_format": {"type": "json_object"})"));
+  ASSERT_TRUE(json_mode.ok()) << json_mode.status().to_string();
+  ASSERT_TRUE(json_mode->grammar);
+  EXPECT_EQ(json_mode->grammar->kind, GrammarSpec::Kind::kJsonObject);
+  EXPECT_EQ(json_mode->grammar_field, "response_format");
+  auto schema = chat(with_hello(
+      R"("response_format": {"type": "json_schema", "json_schema": {"name": "n", "strict": true, "schema": {"type": "integer"}}})"));
+  ASSERT_TRUE(schema.ok()) << schema.status().to_string();
+  ASSERT_TRUE(schema->grammar);
+  EXPECT_EQ(schema->grammar->kind, GrammarSpec::Kind::kJsonSchema);
+  EXPECT_EQ(schema->grammar->text, R"({"type":"integer"})");
+  auto grammar = completion(R"({"prompt": "x", "grammar": "root ::= [0-9]+"})");
+  ASSERT_TRUE(grammar.ok()) << grammar.status().to_string();
+  EXPECT_EQ(grammar->grammar->kind, GrammarSpec::Kind::kGbnf);
+  EXPECT_EQ(grammar->grammar_field, "grammar");
+  auto llama_schema = completion(R"({"prompt": "x", "json_schema": {"type": "boolean"}})");
+  ASSERT_TRUE(llama_schema.ok()) << llama_schema.status().to_string();
+  EXPECT_EQ(llama_schema->grammar->text, R"({"type":"boolean"})");
+  auto text = chat(with_hello(R"("response_format": {"type": "text"})"));
+  ASSERT_TRUE(text.ok());
+  EXPECT_FALSE(text->grammar);
 }
 
 }  // namespace

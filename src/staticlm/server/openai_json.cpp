@@ -56,7 +56,8 @@ std::string_view finish_reason(StopReason reason) {
     case StopReason::kContextFull: return "length";
     case StopReason::kEos:
     case StopReason::kStopString:
-    case StopReason::kCancelled: return "stop";
+    case StopReason::kCancelled:
+    case StopReason::kGrammarComplete: return "stop";
   }
   return "stop";
 }

@@ -29,6 +29,10 @@ struct RunArgs {
   std::string system;
   std::string system_file;  // --system-file: the system message read from a file
   std::string chat_template;
+  // Constrained output (docs/structured_output.md): at most one of these.
+  std::string grammar_file;  // --grammar: a GBNF file
+  std::string json_schema;   // --json-schema: a schema file, or the schema's JSON itself
+  bool json = false;         // --json: any JSON object
 };
 
 // The interactive conversation of `run --chat`: reads messages from stdin until /exit or the end

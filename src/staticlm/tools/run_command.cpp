@@ -2,6 +2,7 @@
 // statistics to stderr; `--chat` holds a conversation instead (run_chat.cpp).
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
       result.prefill_seconds > 0 ? static_cast<double>(result.prompt_tokens.size()) / result.prefill_seconds : 0.0;
   const double decode_rate =
       result.decode_seconds > 0 ? static_cast<double>(result.decode_steps) / result.decode_seconds : 0.0;
-  std::fprintf(stderr, "\n--- %s ---\n", stop_reason_name(result.stop_reason).data());
+  const bool cut_short = result.grammar_complete.has_value() && !*result.grammar_complete;
+  std::fprintf(stderr, "\n--- %s%s ---\n", stop_reason_name(result.stop_reason).data(),
+               cut_short ? ": the output is incomplete, the grammar needed more tokens" : "");
   std::fprintf(stderr, "load: %.3f s (contract %s v%lld)\n", load_seconds, engine.contract().name().data(),
                static_cast<long long>(engine.contract().version()));
   std::fprintf(stderr, "prompt: %zu tokens, prefill %.1f tok/s, time to first token %.3f s\n",
@@ -65,8 +68,45 @@ Status read_run_files(RunArgs& args) {
   return ok_status();
 }
 
+// Grammars and schemas larger than this are not what a generation is constrained with.
+constexpr uint64_t kMaxGrammarFileBytes = 4 << 20;
+
+// What --grammar, --json-schema or --json asks for; nullopt when none is given.
+Result<std::optional<GrammarSpec>> grammar_spec(const RunArgs& args) {
+  const int given = (args.grammar_file.empty() ? 0 : 1) + (args.json_schema.empty() ? 0 : 1) + (args.json ? 1 : 0);
+  if (given == 0) {
+    return std::optional<GrammarSpec>();
+  }
+  if (given > 1) {
+    return invalid_argument("give one of --grammar, --json-schema and --json");
+  }
+  GrammarSpec spec;
+  if (args.json) {
+    spec.kind = GrammarSpec::Kind::kJsonObject;
+  } else if (!args.grammar_file.empty()) {
+    spec.kind = GrammarSpec::Kind::kGbnf;
+    STATICLM_ASSIGN_OR_RETURN(spec.text, read_input_file("--grammar", args.grammar_file, kMaxGrammarFileBytes));
+  } else {
+    spec.kind = GrammarSpec::Kind::kJsonSchema;
+    // The schema itself when it looks like JSON, else a file holding it.
+    const size_t first = args.json_schema.find_first_not_of(" \t\r\n");
+    const bool inline_json =
+        first != std::string::npos && (args.json_schema[first] == '{' || args.json_schema == "true");
+    if (inline_json) {
+      spec.text = args.json_schema;
+    } else {
+      STATICLM_ASSIGN_OR_RETURN(spec.text, read_input_file("--json-schema", args.json_schema, kMaxGrammarFileBytes));
+    }
+  }
+  return std::optional<GrammarSpec>(std::move(spec));
+}
+
 Status run_generation(const RunArgs& args) {
+  STATICLM_ASSIGN_OR_RETURN(const std::optional<GrammarSpec> grammar, grammar_spec(args));
   if (args.chat) {
+    if (grammar) {
+      return invalid_argument("--grammar, --json-schema and --json constrain a one-shot run, not --chat");
+    }
     return run_chat(args);
   }
   if (args.prompt.empty()) {
@@ -86,6 +126,16 @@ Status run_generation(const RunArgs& args) {
   // cannot fit is refused before any work.
   options.stop_at_context_end = !args.max_new_tokens_given;
   options.stop_strings = args.stop;
+  if (grammar) {
+    const char* flag = grammar->kind == GrammarSpec::Kind::kGbnf         ? "--grammar"
+                       : grammar->kind == GrammarSpec::Kind::kJsonSchema ? "--json-schema"
+                                                                         : "--json";
+    auto compiled = engine->compile_grammar(*grammar);
+    if (!compiled.ok()) {
+      return compiled.status().with_context(flag);
+    }
+    options.grammar = std::move(compiled).value();
+  }
   auto result = engine->generate(*session, args.prompt, options, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
@@ -120,6 +170,10 @@ Command add_run_command(CLI::App& parent) {
                              ->capture_default_str();
   add_sampling_flags(*app, args->sampling);
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
+  app->add_option("--grammar", args->grammar_file, "Constrain the output to a GBNF grammar in this file");
+  app->add_option("--json-schema", args->json_schema,
+                  "Constrain the output to JSON valid under this JSON Schema (a file, or the schema itself)");
+  app->add_flag("--json", args->json, "Constrain the output to a JSON object");
   add_engine_flags(*app, args->model);
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
   return {app, [args, max_new]() {

@@ -277,4 +277,27 @@ double Sampler::uniform_unit() {
   return static_cast<double>(rng_() >> 11) * 0x1.0p-53;
 }
 
+void mask_logits(std::span<float> logits, std::span<const uint64_t> allowed) {
+  const size_t covered = std::min(logits.size(), allowed.size() * 64);
+  for (size_t word = 0; word * 64 < covered; ++word) {
+    const uint64_t bits = allowed[word];
+    const size_t begin = word * 64;
+    const size_t end = std::min(covered, begin + 64);
+    if (bits == ~uint64_t{0}) {
+      continue;
+    }
+    if (bits == 0) {
+      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(begin), logits.begin() + static_cast<std::ptrdiff_t>(end),
+                kNegativeInfinity);
+      continue;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      if (((bits >> (i - begin)) & 1) == 0) {
+        logits[i] = kNegativeInfinity;
+      }
+    }
+  }
+  std::fill(logits.begin() + static_cast<std::ptrdiff_t>(covered), logits.end(), kNegativeInfinity);
+}
+
 }  // namespace staticlm

@@ -88,4 +88,9 @@ class Sampler {
   int64_t sorted_prefix_ = 0;          // candidates_[0, sorted_prefix_) are the best, in order
 };
 
+// Sets logits[i] to -inf for every token i whose bit in `allowed` (bit i % 64 of word i / 64) is
+// clear, ids past the mask's words included: a grammar's token mask (llm/grammar), applied before
+// any sampling mode so that greedy and sampled decoding alike pick only allowed tokens.
+void mask_logits(std::span<float> logits, std::span<const uint64_t> allowed);
+
 }  // namespace staticlm
