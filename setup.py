@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds the staticlm extension module with the project's CMake (no tests, no benchmarks) for
 the interpreter running pip, and packages it with python/staticlm. pyproject.toml holds the
 metadata; docs/python.md says how to install."""

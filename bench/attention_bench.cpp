@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmarks of the cpu backend's attention over the static cache, as the runtime selects
 // it: decode (one query row at cache position p, every query head of the SmolLM-135M and
 // Llama-3.2-1B shapes) and 128-row prefill chunks (a prompt's first and fourth), f32 and f16

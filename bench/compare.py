@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Two or more (binary, program) cases of `staticlm bench`, run interleaved (A B A B ...), so a
 before/after or a precision comparison sees the same machine noise. Stdlib only.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How long a grammar takes to give the next token's mask on the Llama 3 tokenizer (128256
 // tokens, tests/fixtures/tokenizers/llama3.tokenizer.json.gz), one thread, under a JSON Schema of
 // an object with nested arrays, enums and strings. The matcher walks the tokens of a document

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes an f32 GGUF of a Llama-architecture Hugging Face checkpoint with the gguf-py of the
 llama.cpp tree bench/llama_cpp_side_by_side.py builds, for the side-by-side benchmark only.
 

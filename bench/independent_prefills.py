@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What a host gives a prefill split over its cores, against the same prefill run on each core
 alone at once. Stdlib only; run by hand, never by CI.
 

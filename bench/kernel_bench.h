@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every kernel micro-benchmark shares: the cpu backend's registry (kernels selected as the
 // runtime selects them), pools of one and two threads, tensors filled with small values (the data
 // does not change the speed), and one timing loop that reports a kernel's label and rate counters,

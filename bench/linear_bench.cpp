@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmarks of the cpu backend's linear kernels through the registry, as the runtime
 // selects them: the decode GEMV (one row) and the prefill GEMM (a chunk of rows) on the SmolLM-135M
 // and Llama-3.2-1B projection shapes, per weight dtype and ISA cap. Counters: GB/s of weights

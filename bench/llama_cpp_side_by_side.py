@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """staticlm beside llama.cpp on the same random-weight checkpoints, run interleaved (A B A B), at
 matched precision. Run by hand (building the peer takes about 10 minutes on 2 cores); never in CI.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """How far the cpu backend's int8 / int4 weights move a model from its f32 program: for each
 checkpoint, the f32 program and one program per (weight_dtype, group_size) are fed the same
 teacher-forced token ids (`staticlm logits`), and the report gives, per quantized program against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Micro-benchmarks of the cpu backend's swiglu (silu(gate) * up with the vector exp), as the
 // runtime selects it, on the SmolLM-135M and Llama-3.2-1B MLP widths: one decode row and a
 // 128-row prefill chunk. Counters: GB/s of gate, up and out together, GFLOP/s counting one exp

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The float linear tiles of a git revision against the working tree's, in one process.
 
 Builds bench/tiles_ab_driver.cpp with two copies of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program bench/tiles_ab.py builds around two copies of the float linear tiles (a git
 // revision's linear_tiles.h as linear_base, the working tree's as linear_head): per shape it
 // calls each on the same operands in alternate slices of time on one thread and prints the

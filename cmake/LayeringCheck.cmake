@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Refuses, at configure time, a dependency that goes the wrong way through the layers
 # (docs/ARCHITECTURE.md). Each entry lists the staticlm libraries a layer must never reach,
 # directly or through another library. The run side (runtime, llm, the backends' runtime

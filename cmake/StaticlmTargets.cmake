@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers that give every staticlm target the same flags, include root and test wiring.
 
 function(staticlm_apply_warnings target)

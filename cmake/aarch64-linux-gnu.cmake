@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross compiles for AArch64 Linux with Debian's g++-aarch64-linux-gnu against an arm64 sysroot
 # (Debian's arm64 -dev packages unpacked by mmdebstrap: scripts/install-deps makes it), and runs
 # what it builds (gtest's test discovery, ctest) through qemu-aarch64-static. The emulated CPU is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The fixture models on AArch64, under emulation: programs exported by this machine's CLI, run
 by the aarch64 build's staticlm-run under qemu-aarch64.
 

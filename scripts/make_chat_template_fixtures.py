@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/fixtures/chat_templates/: real chat templates and what Jinja renders from them.
 
 The reference is Debian's python3-jinja2 configured the way transformers renders chat templates

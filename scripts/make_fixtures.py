@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/fixtures/<family>/: tiny random Hugging Face checkpoints plus reference logits.
 
 Run with Debian's python3 (torch 1.13, numpy):  /usr/bin/python3 scripts/make_fixtures.py

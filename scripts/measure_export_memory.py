@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Measures staticlm export's peak resident memory on a ~1 GB checkpoint.
 
 Writes a random Llama-style BF16 checkpoint of about 1 GB (scripts/shaped_checkpoint.py) into a scratch

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a random-weight Hugging Face checkpoint of a real model's shape, for measurements.
 
 Shapes: smollm-135m (SmolLM-135M: hidden 576, 30 layers, 9 / 3 heads, ffn 1536, vocab 49152,

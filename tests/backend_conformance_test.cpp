@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend conformance suite (like ggml's test-backend-ops or IREE's HAL CTS): every case of
 // the op table (conformance/op_cases.h) runs as a one-op program on every registered backend, in
 // each of its runtime configurations (the cpu backend at every ISA cap), and must give what the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend commands as a user runs them: `staticlm backends` shows every backend's export and
 // runtime options, `export --backend cpu` and `inspect` show the placement, refusals (QNN without
 // its SDK, a misspelled option, --no-fallback) are one clear line.

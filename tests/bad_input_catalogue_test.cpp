@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bad-input catalogue (docs/security.md): hostile or broken input of every kind staticlm reads,
 // each with the error it must produce. One table, one test: nothing may crash, hang, allocate
 // without bound or be accepted, and every refusal must say what is wrong where.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffer identity reaches the backend: with every I/O buffer in shared memory (shm's memfd, the
 // stub rpcmem), the delegate is handed each bound tensor's fd, offset and size once at bind time,
 // maps the fd itself, and sees the very bytes the runner wrote (inputs) and the runner reads what

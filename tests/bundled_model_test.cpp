@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled model (models/kjv-llama-6m, scripts/train_bundled_model.py) is a real model, not
 // random weights: its two tokenizer files give the same ids; its held-out perplexity through
 // staticlm matches the value its training script computed in PyTorch within 1%, and is far below

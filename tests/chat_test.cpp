@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Chat end to end: where an exported program's chat template comes from (export flag, the
 // checkpoint's chat_template.jinja, tokenizer_config.json, the ChatML default), conversations that
 // prefill only their new turn, a full context, and `staticlm run --chat` / `inspect` as a user runs them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line's bad-input catalogue (docs/security.md): flags, files and programs a user gets
 // wrong, each run as the user would (under a time limit, so a hang fails instead of stalling the
 // suite), each answered with one line that names what is wrong and a non-zero exit.

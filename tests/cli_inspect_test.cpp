@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm inspect` as a user runs it: on a good file, on --json, and on broken files, where it
 // must exit non-zero with exactly one line on stderr.
 #include <array>

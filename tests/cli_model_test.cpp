@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model commands as a user runs them: export, logits, run, bench, tokenize — results checked
 // against the fixture's PyTorch reference and tokenizer, errors as one line and a non-zero exit.
 #include <cmath>

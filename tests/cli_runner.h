@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the staticlm binary as a user would, capturing exit code, stdout and stderr.
 #pragma once
 

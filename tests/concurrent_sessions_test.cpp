@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared program vs session: one Program is loaded, verified and has its delegates initialised
 // once; four sessions, each with its own caches, arenas and bindings, then generate in parallel
 // threads on it and get exactly the tokens they get one after another. Runs under ThreadSanitizer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hf_static v1 is spelled once (contracts/hf_static_v1_spec.h): every program the exporter writes
 // carries only keys the contract defines (or the program-level placement), each of its declared
 // type and value set, and every required one; docs/hf_static_v1.md's tables name exactly the

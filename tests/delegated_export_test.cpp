@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delegated export end to end: every fixture family exported with `--backend cpu` gives the
 // undelegated program's logits (and the PyTorch reference's); a backend whose delegate produces
 // its outputs in reversed internal order still binds them to the right program values; corrupt

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A graph built, lowered, written, loaded and executed, checked against a double-precision
 // reference of the same equations written out here.
 #include <cmath>

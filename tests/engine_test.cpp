@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine facade every front end drives: open validates the contract before preparing, picks
 // the I/O allocator (given, else the program's backend's preferred one, else heap), resolves
 // backend runtime options, applies the program's end-of-sequence policy, and opens any number of

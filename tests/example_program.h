@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small attention block used by the cross-package tests: token embedding (tied with the
 // output projection), rms_norm, a key projection written into an in-place KV cache, a rotated
 // query attending over the cache, a residual add and the logits. Small enough for a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the integration tests that export fixtures: a temp path per name and the small
 // export shape (prefill chunk 8, cache 64) that makes a 20-token prompt span several chunks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies of fixture checkpoints for tests that edit them: the directory, its config.json.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the PyTorch reference that scripts/make_fixtures.py wrote beside each fixture
 // checkpoint (tests/fixtures/<family>/reference.json and its logits file).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gemma 2 and 3 beyond the logits every family is held to (hf_export_test, delegated_export_test):
 // the other ways real configs spell the same model (sliding_window_pattern instead of layer_types,
 // transformers 5's rope_parameters by layer type, a Gemma3ForConditionalGeneration's sparse

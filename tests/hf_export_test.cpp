@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Export every fixture family to hf_static v1 and check the portable backend's logits against
 // the PyTorch reference (scripts/make_fixtures.py), across prefill chunks and decode steps,
 // for both KV update forms; plus the program's shape, constants and the export's refusals.

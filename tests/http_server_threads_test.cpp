@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP server in process, with client threads at once: /health polled while the model is
 // being set, concurrent completions (streamed and not) that must equal the sequential answers,
 // clients that leave mid-stream, and stop() while replies are in flight. The tsan preset runs it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Perplexity (llm/perplexity.h): one window over a fixture's prompt equals the perplexity of
 // PyTorch's reference logits; sliding windows score every token once, each with its own window's
 // context, as fresh sessions fed window by window compute it; a program that returns only the last

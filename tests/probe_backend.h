@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A test delegate backend that checks, from the backend's side, that I/O buffers arrive
 // zero-copy. Its export side lowers partitions as the cpu backend does (under id "fd_probe"); its
 // run side wraps the cpu runtime. Every bound buffer's identity is recorded; for fd-backed ones

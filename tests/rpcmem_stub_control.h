@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test stub libcdsprpc.so's failure switches and counters (test_stub/cdsprpc_stub.cpp),
 // reached through the same loaded library the RpcmemAllocator uses (STATICLM_RPCMEM_STUB).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LLM runner end to end on the export fixtures: greedy generation against the PyTorch
 // reference, every I/O buffer through the allocator hook (counting, failing, strict), contract
 // selection and each class of contract mismatch.

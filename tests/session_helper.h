@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens exported programs for tests the way Engine::open does (contract validation before the
 // program is prepared), on the portable kernels and the cpu backend's run side plus any extra
 // backend runtimes a test brings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's session pool over a real program: a bounded queue, the free session with the
 // longest cached prefix chosen for a prompt, and a waiter that gives up leaving the queue.
 #include "staticlm/server/session_pool.h"

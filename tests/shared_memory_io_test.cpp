@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared-memory I/O end to end: the llama fixture generates the same tokens with every I/O buffer
 // in heap memory, in shm (memfd), in rpcmem (the stub libcdsprpc.so), and in rpcmem forced to fail
 // (the IOManager falls back to the heap); strict I/O turns that fallback into an error. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named shared data for delegates: a cpu-delegated program stores each weight once, as named data
 // (no per-method copy, no program constant), and the prefill and decode delegates both read the
 // same mapped bytes, checked by a runtime that records what the delegates ask the map for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of the _staticlm extension module: each registers its names on the module. They
 // convert between Python and the library and hold no policy of their own.
 #pragma once

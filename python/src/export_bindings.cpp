@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm.export: a Hugging Face checkpoint to an hf_static v1 program, as `staticlm export`
 // makes it (the same defaults, the same library call, the same errors).
 #include <optional>

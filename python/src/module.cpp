@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The _staticlm extension module; staticlm/__init__.py re-exports its names.
 #include <pybind11/pybind11.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm.backends(), staticlm.backend_options(name) and staticlm.Partitioner: the backends'
 // option schemas as Python data, and Partitioner::from_options over a dict, routed by the same
 // schema as `staticlm export --option` (no policy here: conversions only).

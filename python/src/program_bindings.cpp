@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm.load_program / staticlm.Program: a program file loaded with this build's kernels and
 // backend runtimes, its metadata and methods, and a method run over numpy arrays: inputs bound
 // where they lie when their dtype, shape and layout allow (a mutable input such as a KV cache is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LLM runner from Python: _Runner (an Engine and one session over a program, generation with
 // the GIL released and taken back for each callback) and _Tokenizer. staticlm/_runner.py builds
 // the public TextLLMRunner, GenerationConfig, Stats and Result on them.

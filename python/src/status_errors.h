@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C++ Status values as Python exceptions: staticlm.Error (a RuntimeError carrying the status code
 // name) for every failure, staticlm.OptionError (also a ValueError, carrying the did-you-mean
 // suggestion) for a refused option. Both are defined in staticlm/_errors.py; the message is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """staticlm: Hugging Face decoder-only LLM checkpoints as static-shape program files, run on
 pluggable backends. The C++ core is the _staticlm extension module; this package re-exports it.
 See docs/python.md.

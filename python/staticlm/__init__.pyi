@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Type stubs of the staticlm package (the names the _staticlm extension module defines)."""
 from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The exceptions the C++ core's Status values become (raised by the _staticlm module)."""
 import re
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The LLM runner from Python: runners registered by I/O contract, TextLLMRunner for hf_static v1
 programs, and the plain data it takes and returns (GenerationConfig, Stats, Result). The work is
 the C++ engine's (_staticlm._Runner); this module shapes it for Python."""

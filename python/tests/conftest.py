@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the repository's paths and the CLI binary the build tree made (ctest passes
 STATICLM_CLI and STATICLM_SOURCE_DIR; run by hand, they default to the release preset's)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """docs/python.md's examples run as written (in order, in one namespace, from the repository
 root, as a reader would paste them)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Export and programs from Python: a Partitioner made from options exports a program whose
 logits equal, bit for bit, those of the program `staticlm export` makes (read back through
 `staticlm logits`); the partitioner's skip sets and the backend's passes run from Python; a method

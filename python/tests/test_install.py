@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pip installs the package: the project's pyproject.toml and setup.py, copied with the package
 sources into a scratch directory (so the test writes nothing into the source tree), install into a
 fresh venv; the installed package imports from elsewhere, carries its stubs, and exports and runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Backend options from Python route through the same schema as `staticlm export --option`: the
 seed's cases (valid HTP and GPU specs, an unknown name with its suggestion, a wrong type, an option
 of another backend type, conflicting options, LPAI's SDK gate, an unknown SDK version) and the skip

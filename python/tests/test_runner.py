@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The LLM runner from Python on the bundled model: greedy generation equals `staticlm run`'s
 output on the same program; unset sampling fields take the program's generation_config, as the
 CLI's do; streaming pieces concatenate to the full text; stop strings, stop()

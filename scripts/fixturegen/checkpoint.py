@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Random BF16 weights and hand-written safetensors files (single file or sharded with an index).
 
 safetensors layout: an 8-byte little-endian header length N, N bytes of JSON header

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A tiny SentencePiece-style BPE tokenizer in the layout of Gemma's tokenizer.json.
 
 As Gemma's: the normalizer turns spaces into "▁" (no dummy prefix), there is no pre-tokenizer (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A plain PyTorch forward pass of the Hugging Face Llama / Qwen2 / Mistral / Qwen3 / Gemma 2 / Gemma 3
 decoders.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Second, deliberately naive implementations that the reference forward pass is checked against.
 
 Each check raises AssertionError with what disagreed; make_fixtures.py runs them for every family

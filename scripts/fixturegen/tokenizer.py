@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A tiny byte-level BPE tokenizer in Hugging Face tokenizers' tokenizer.json format.
 
 Vocabulary: the 256 byte tokens in GPT-2's bytes_to_unicode order (id k is the k-th character of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "conformance/op_cases.h"
 
 namespace staticlm::conformance {

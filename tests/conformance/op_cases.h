@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend conformance table: one list of op instances (shapes including odd sizes, every
 // dtype an op takes, attributes) that tests/backend_conformance_test.cpp runs on every registered
 // backend and compares with the portable kernels. A new backend (or a new kernel of one) passes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: a prompt, as a user types it, through to generation on the smallest fixture (the
 // llama checkpoint exported once, on the portable kernels): tokenizing arbitrary bytes, prompts
 // longer than the cache, special-token text. Every outcome must be text or a Status.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures for the server suite: the bundled model exported once, and `staticlm serve` started on a
 free loopback port (ctest passes STATICLM_CLI, STATICLM_SOURCE_DIR and STATICLM_ARTIFACTS_DIR; run
 by hand they default to the release preset's paths)."""

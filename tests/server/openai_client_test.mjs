@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The official `openai` npm client against `staticlm serve`: models, chat completions and
 // completions, streamed and not, seeded sampling, and the client's error types for a refused
 // parameter and a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY

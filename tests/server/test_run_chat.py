@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`staticlm run --chat` as a user drives it, through a pipe and on a pseudo-terminal: Ctrl-C
 (SIGINT) stops the reply being written and the conversation goes on, at the prompt it ends it;
 line editing (arrow keys, history, lines past the terminal's 4,095-byte limit, bracketed paste);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`staticlm serve` starting and stopping as a user runs it, and request bodies framed every way HTTP
 allows: a load that fails ends the process with its error; SIGINT and SIGTERM stop it within a
 second whatever it is doing, replies in flight ending with an error that says so; a port in use is

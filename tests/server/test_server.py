@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`staticlm serve` over real HTTP: every endpoint, streaming, the requests it refuses (and that it
 keeps serving after them), API keys, the queue, prefix reuse, concurrency and disconnects."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Constrained output end to end: hundreds of sampled generations (temperature 1, fixed seeds) of
 the bundled model under each schema of tests/server/schemas/, through the server's json_schema
 field and response_format, every output parsed by Python's json and validated by ajv (an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An independent check of constrained output: ajv (JSON Schema 2020-12, with ajv-formats for
 // date, time, date-time and uuid) validates every generated text against the schema it was
 // generated under. Usage: node validate_json_outputs.mjs CASES.json, where the file holds

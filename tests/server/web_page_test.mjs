@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Headless-Chromium test of the `staticlm serve` chat page: streaming reply, stats line, Stop, New chat.
 // Usage: node tests/server/web_page_test.mjs http://127.0.0.1:PORT SCREENSHOT_PATH
 // Needs `npm install` in tests/server (playwright-core) and a system Chromium

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The export side of every delegate backend this build has (cpu, qnn), registered in one place.
 #pragma once
 

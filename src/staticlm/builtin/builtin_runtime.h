@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this build can run, registered in one place for every front end (the CLI, the Python
 // module, the server): the portable kernels, the run side of each delegate backend (cpu, qnn),
 // the I/O allocators (heap, shm, rpcmem) and the contracts (hf_static v1). Every registration is

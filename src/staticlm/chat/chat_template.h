@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model's chat format: a Hugging Face chat template (Jinja) rendered the way transformers'
 // apply_chat_template renders it, so a conversation becomes the exact prompt text the model was
 // trained on. Parse once, render per request (thread-safe).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ChatTemplate: where tokenizer_config.json keeps a template and special tokens, rendering with the
 // variables transformers passes, and errors that say which template failed where.
 #include "staticlm/chat/chat_template.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A conversation with a model over one session: each turn renders the whole conversation with the
 // chat template, and the session's cache of the earlier turns is reused, so only the new turn is
 // prefilled (generate's reuse_cached_prefix). `staticlm run --chat` drives one; the server renders

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which chat template a program is chatted with, and how its turns end: a template file given by
 // the user (--chat-template), else the program's embedded chat_template.jinja, else the
 // chat_template of its embedded tokenizer_config.json, else staticlm's ChatML default

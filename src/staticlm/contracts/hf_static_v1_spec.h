@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hf_static v1 I/O contract, spelled once (docs/hf_static_v1.md is its prose): method and
 // tensor names, metadata keys with their types, the values they may take, and the shape of every
 // input and output. The exporter writes programs with these names, the llm validator and session

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AlignedBuffer: an owned, aligned, heap allocation. Move-only; frees on destruction.
 #pragma once
 

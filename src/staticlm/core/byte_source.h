@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ByteSource: produces a blob of bytes on demand (a constant's data, an embedded file, a
 // delegate blob). The program writer reads sources one at a time while streaming a file, so an
 // export holds at most one tensor in memory, and a source may convert while it reads.

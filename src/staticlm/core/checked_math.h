@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Overflow-checked size arithmetic for every offset and size that comes from untrusted input.
 #pragma once
 

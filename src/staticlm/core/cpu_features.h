@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the host CPU can run, detected once: the instruction-set features kernels are built for.
 // Kernels declare the features they need (KernelRegistry picks the best one the CPU and the
 // caller allow); a feature counts only when the OS saves its registers, so "has AVX-512" means

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the host CPU can run: the vendor, the features Linux's auxiliary vector reports on AArch64,
 // and the `isa` caps of this build's architecture, which only ever take features away.
 #include "staticlm/core/cpu_features.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many physical cores this process may run on: the default thread count. SMT siblings share
 // one core's vector units and caches, so a second thread per core slows bandwidth- and FMA-bound
 // kernels down instead of helping (llama.cpp defaults to physical cores for the same reason).

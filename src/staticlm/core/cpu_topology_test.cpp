@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // count_physical_cores over a fake sysfs tree: SMT siblings count once, cores of two packages
 // with the same core id count twice, a CPU without topology files counts as its own core.
 #include "staticlm/core/cpu_topology.h"

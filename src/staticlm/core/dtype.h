@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element types. The numeric values are part of the program file format: never renumber.
 #pragma once
 

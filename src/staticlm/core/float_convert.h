@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversion between the plain float dtypes (f32, f16, bf16; round to nearest even), shared by
 // the exporter (checkpoint tensors converted while the program is written) and backends that
 // store their weights in a dtype of their own.

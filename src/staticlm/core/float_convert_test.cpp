@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // converted_float_source: values converted on read (round to nearest even, NaN kept), a source
 // that is not a whole number of values or a dtype that is not a plain float refused by name.
 #include "staticlm/core/float_convert.h"

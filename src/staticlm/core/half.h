@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IEEE half and bfloat16 conversions (round to nearest even), used by kernels and export.
 #pragma once
 

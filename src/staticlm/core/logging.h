@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging hook. The library never writes to stdout/stderr on its own: it hands each message
 // to the installed sink. The default sink writes warnings and errors to stderr; an embedding
 // app installs its own (or a null one) with set_log_sink.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MappedFile: a read-only memory mapping of a whole file. Move-only; unmaps on destruction.
 // Views handed out (bytes()) stay valid as long as the MappedFile lives.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peak resident set size of this process, for run statistics and export measurements.
 #pragma once
 

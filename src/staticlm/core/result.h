@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Result<T>: a value or the Status saying why there is none.
 #pragma once
 

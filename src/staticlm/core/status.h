@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status: the outcome of an operation that can fail, as a code plus a message with context.
 // Library code never throws across its boundary and never aborts on bad input: it returns a
 // Status (or a Result<T>, see result.h) whose message names what was wrong and where.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // str_cat: builds a message from any streamable pieces. g++ 12 has no <format>, and error
 // messages are built only on failure paths, so an ostringstream is fine here.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensors: contiguous, row-major, static shapes.
 // TensorView borrows both its data and its shape (the shape is owned by whoever described the
 // tensor: a Tensor, a program's value table). Tensor owns both.

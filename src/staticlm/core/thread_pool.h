@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ThreadPool: a fixed set of worker threads created once; parallel_for splits a range over
 // them and the calling thread, and returns when every chunk has run. No thread is created per
 // call. The workers serve one parallel_for at a time: a call made while another thread's call

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UTF-8 helpers shared by the tokenizers and the chat templates. Token pieces are raw byte
 // strings (a byte-level or byte-fallback token may hold part of a character) and template text is
 // untrusted, so every function here accepts arbitrary bytes and never assumes they are valid.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // converted_source (declared in safetensors.h): dtype conversion while the program writer reads.
 #include <cstring>
 #include <string>

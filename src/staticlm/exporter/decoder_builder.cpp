@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/exporter/decoder_builder.h"
 
 #include "staticlm/contracts/hf_static_v1_spec.h"

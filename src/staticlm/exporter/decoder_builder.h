@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The helpers a model family composes its method graph from, as llama.cpp's per-architecture
 // graph builders do: norms, projections, self-attention (scale, window, soft-cap and rope per
 // layer), the gated MLP with its activation, embedding scaling, the head and its soft-cap.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a model family reads from a checkpoint: the decoder's hyper-parameters, how each layer
 // attends, and the constants holding its weights. A family's loader fills a DecoderModel; its
 // graph builder composes the method graph from it with DecoderBuilder's helpers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugging Face model configuration: config.json plus the optional generation_config.json, read
 // into typed, validated fields. Model builders read these fields; nothing here knows a model.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: a checkpoint's config.json and generation_config.json. The input is both files,
 // separated by a line "--generation_config.json--" (the second absent without it); they are
 // written to a directory, as the exporter reads them, and loaded with the families' config

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/exporter/hf_static_export.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exports a Hugging Face checkpoint directory as an hf_static v1 program (docs/hf_static_v1.md):
 // a `prefill` and a `decode` method sharing every weight, the contract metadata, and the
 // tokenizer files embedded. Weights stream from the mapped checkpoint into the output file one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/exporter/method_shape.h"
 
 #include "staticlm/contracts/hf_static_v1_spec.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape of one hf_static method's graph: its chunk length, cache, how it updates the caches
 // and which logits it outputs (docs/hf_static_v1.md).
 #pragma once

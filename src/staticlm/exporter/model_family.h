@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model families: one file per Hugging Face architecture under models/, each in two steps as
 // llama.cpp's per-architecture files are: `load` reads the hyper-parameters from the config and
 // maps the checkpoint's tensors to named constants (a DecoderModel); `build` composes one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for the checkpoint readers: a scratch model directory and raw file writing.
 #pragma once
 

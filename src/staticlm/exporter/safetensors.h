@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reader for Hugging Face safetensors checkpoints, single-file or sharded.
 //
 // Every shard is memory-mapped and validated once, at open: the header's length and JSON, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: a safetensors file's bytes. The header parser must refuse anything malformed
 // (lengths, offsets that overlap or wrap, dtypes, shapes) with a Status, and every tensor it
 // accepts must lie inside the file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 over a sequence of byte ranges (OpenSSL's libcrypto), as lowercase hex.
 #pragma once
 

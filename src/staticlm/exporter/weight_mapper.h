@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Maps checkpoint tensors to the program's named constants, converted to the export dtype and
 // read lazily from the mapped checkpoint (which must outlive the constants). Matrices take the
 // export's weight dtype; 1-D weights (norms, biases) stay f32: they are tiny and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixed header at byte 0 of every program file (little-endian). See docs/format.md.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed access to the values a program file stores in flatbuffer form: the program's metadata
 // entries and kernel calls' attributes. Everything here reads a ProgramFile that open() has
 // verified, so keys are unique and types are known.

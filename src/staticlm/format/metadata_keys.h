@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Metadata keys any program may carry, whatever its contract: which contract it implements and
 // the partitioner's placement report (and the compile spec naming a delegate's settings). Contract-specific keys live
 // with their contract (contracts/).

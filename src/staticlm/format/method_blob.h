@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A method serialized on its own: the delegate-blob form of a backend that runs an instruction
 // list (the cpu backend). The bytes are one flatbuffer whose root is program.fbs's Method
 // (identifier "SLMM"), so a partition is encoded, verified and read exactly like a program's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads a verified flatbuffer Method back into the plain MethodSpec the writer serializes, so
 // the runtime verifies and prepares one in-memory form whichever file a method came from (a
 // program or a method blob).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named data and method blobs: entries written once and read back zero-copy by key, NamedData
 // values checked against them, and a method serialized on its own read back through the same
 // method rules (minus constants and delegate calls, which a blob cannot have).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProgramFile treats its bytes as untrusted: each class of corruption is refused with a message
 // naming what is wrong, and random damage to the flatbuffer never crashes the reader.
 #include <cstdint>

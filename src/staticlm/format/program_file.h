@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProgramFile: a program file mapped read-only and verified. Opening treats the bytes as
 // untrusted: the header, the flatbuffer (flatbuffers::Verifier) and then every segment, offset,
 // size, dtype x shape, value index and instruction operand are checked, with checked

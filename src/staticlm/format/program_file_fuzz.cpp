@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: program file bytes. The verifying reader must refuse anything malformed with a
 // Status; what it accepts must be safe to walk: metadata, embedded files, named data and every
 // method's instructions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program written by write_program and opened by ProgramFile reads back byte for byte, with
 // the documented alignment, and the writer refuses specs the reader would refuse.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProgramSpec: the plain description of a program that ProgramWriter serializes. Exporters
 // (graph lowering, the hf_static builder) fill it; nothing here knows about flatbuffers.
 // Constant and file contents come from ByteSource objects that the writer reads one at a

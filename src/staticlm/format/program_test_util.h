@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the format tests: a scratch directory, deterministic bytes, and a sample
 // ProgramSpec that uses every part of the format.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The semantic half of program verification, shared by the reader (ProgramFile::verify) and the
 // writer (which checks the flatbuffer it has just built before writing any byte), so the two
 // can never disagree about what a valid program is. Internal to the format library.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a ProgramSpec as a program file (docs/format.md). The spec is checked first with the
 // same rules the reader applies, so the writer never produces a file its reader would refuse.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checksum a program file records for each data segment (format 1.2): XXH3-64 (Debian's
 // libxxhash) of the segment's bytes as they lie in the file, padding included. Fast enough to check
 // a whole file at read bandwidth, so `--verify` costs about one more read of the weights.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // In-place chains: an op that updates an input in place (in_place_updates) defines an output that
 // is the same storage as that input. Lowering emits a whole chain as one program value, its root.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph: the export-time IR of one method. Values have a dtype and a static shape; nodes apply
 // one op of the closed op set (ops/op_set.h) to values and define new ones. Constants live in
 // a ConstantTable that several graphs (a program's methods) share, so a weight used by both

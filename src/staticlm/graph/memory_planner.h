@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lifetime-based memory planning over a method's schedule: the one planner, for plain methods
 // (one step per node) and partitioned ones (a delegate call is one step) alike.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph passes and the manager that runs them in order, verifying the graph after each, so a
 // broken pass is caught at the pass that broke it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph verification: every reference in range, every node's outputs equal to what
 // infer_outputs gives for its inputs, each value produced once, nodes in an order where each
 // input is defined before use (so the graph is acyclic), in-place updates whose input is not

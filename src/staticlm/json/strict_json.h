@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing of small untrusted JSON documents (safetensors headers, config files, shard indexes).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocators by name, for `--io-allocator NAME`. The heap allocator is built in; backends add
 // theirs (shm, rpcmem, ...) through their register function. The llm layer itself links no
 // vendor allocator.

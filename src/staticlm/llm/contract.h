@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // I/O contracts: a program names the contract it implements (metadata `contract`, version
 // `contract_version`); the runner selects the implementation from a ContractRegistry, which
 // validates the program file against the contract before it is prepared and then opens any

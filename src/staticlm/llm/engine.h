@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine: the facade every front end (the CLI, the Python module, the server) drives an exported
 // LLM program through, so none of them holds policy of its own. open() maps, validates and
 // prepares the program once (contract chosen from its metadata, delegates initialised with their

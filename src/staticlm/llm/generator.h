@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Generation: prompt → chunked prefill → sample → decode loop, with stop conditions, a
 // streaming callback and the run statistics users expect (time to first token, prefill and
 // decode throughput, peak RSS, and where the I/O buffers came from).

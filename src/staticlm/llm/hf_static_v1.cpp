@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/hf_static_v1.h"
 
 #include <algorithm>

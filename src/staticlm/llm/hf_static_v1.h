@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hf_static v1 contract (docs/hf_static_v1.md; names and rules in
 // contracts/hf_static_v1_spec.h): validation of a program file against it, and the session that
 // drives its prefill and decode methods over session-owned KV caches.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IOManager: allocates every input, output and cache buffer of an LLM session through one
 // IOBufferAllocator (runtime/io_buffer_allocator.h) and owns them until it is destroyed.
 // When the allocator returns nullptr the IOManager falls back to the heap (or the fallback

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Perplexity of a token sequence under a program, the way llama.cpp's perplexity tool and
 // Hugging Face's sliding-window recipe measure it: windows of `ctx` tokens starting at 0, stride,
 // 2 x stride, ..., each fed from position 0 of an empty cache, each scoring only the tokens no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tokenizer a program carries: built from its embedded tokenizer.json (with
 // tokenizer_config.json when present) or tokenizer.model.
 #pragma once

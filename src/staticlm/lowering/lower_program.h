@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one lowering: verified graphs with their schedules (graph/memory_planner.h) into the plain
 // MethodSpec / ProgramSpec the format writes. A method nothing delegates is scheduled one step
 // per node; a partitioned one has a step per delegate call; a delegate that runs an instruction

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one lowering: a plain method is its one-step-per-node schedule; a delegate step becomes one
 // call over its boundary values, and values only the delegate touches never appear; constants are
 // program constants or named data; outputs follow the requested order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attributes: the typed, named settings of one op instance (eps, axis, rope scaling, ...).
 // Getters fail with InvalidArgument naming the attribute when it is missing or has another
 // type, so a kernel or the graph verifier can refuse a malformed op instead of guessing.

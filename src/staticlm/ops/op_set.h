@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed op set for decoder-only LLMs, and the single source of truth for each op's
 // signature: input arity, which input an op updates in place, and output inference.
 // The graph builder, the graph verifier and the runtime's load-time check all call

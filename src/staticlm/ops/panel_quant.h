@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Symmetric per-group quantization of matrices into the panel32_q8 / panel32_q4 layouts
 // (ops/weight_layout.h, docs/ops.md "Quantized panels"), and the way back: the exporter
 // quantizes with quantize_panels while the program is written; the portable kernels (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding parameters and inverse frequencies, as Hugging Face computes them
 // (default, linear and llama3 scaling). Shared by every backend's rope kernel.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The storage format of a program's matrices, as its `weight_dtype` metadata names it: a dtype
 // ("f32", "bf16", "q8_0", ...) or quantized panels at a group size ("int8_g32", "int4_g128";
 // ops/panel_quant.h). `staticlm bench` reads it to say what a token's bytes are.

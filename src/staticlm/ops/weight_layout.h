@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a matrix input (a linear's weight, an embedding's table) is laid out in memory. Two
 // layouts, chosen by the node's `weight_layout` attribute (docs/ops.md):
 //   rows    (the default) the Hugging Face layout: [N, K] row-major.

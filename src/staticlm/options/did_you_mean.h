@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Suggestions for a misspelled name: the known names closest to it, for "did you mean" hints in
 // messages that refuse an unknown option, value or backend.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/options/did_you_mean.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A backend's option schema and the one place untyped options become typed settings.
 //
 // Each OptionSpec says what an option is (type, default, allowed values or range), where it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resolve_options over a small schema that uses every feature: a selector, each type, ranges,
 // enums, routes, per-type options, an SDK-gated value and option, conflicts and requirements.
 #include "staticlm/options/option_schema.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend option values: the typed value an option schema accepts, and the untyped input a user
 // gives (`--option key=value` text on the command line, or a JSON value from `--options
 // FILE.json`). Untyped input exists only here, at the edge; resolve_options (option_schema.h)

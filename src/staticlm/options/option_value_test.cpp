@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/options/option_value.h"
 
 #include <gtest/gtest.h>

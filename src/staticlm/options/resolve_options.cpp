@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // resolve_options: untyped options -> typed effective settings (option_schema.h).
 #include <algorithm>
 #include <charconv>

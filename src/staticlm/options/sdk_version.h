@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SdkVersion: a vendor SDK's version (QNN's "2.37.0.250724") parsed into numbers, so versions
 // compare numerically (3.0 is newer than 2.39) instead of as text.
 #pragma once

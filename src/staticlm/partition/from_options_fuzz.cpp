@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: backend options as a user gives them in --options FILE.json, routed through
 // Partitioner::from_options for the cpu and qnn backends (the first byte picks one). Every
 // outcome must be a partitioner or a Status naming the option.

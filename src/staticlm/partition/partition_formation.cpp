@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/partition/partition_formation.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forming partitions: which tagged nodes run together as one delegate call, and the order the
 // resulting calls and the nodes left outside run in.
 //

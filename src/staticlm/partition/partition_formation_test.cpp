@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partition formation as a property over random DAGs: every tagged node lands in exactly one
 // partition, contracting each partition to one node leaves the graph acyclic, no two partitions
 // could be merged without a cycle, and the schedule is a topological order of the contraction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cutting one partition out of a method graph as a standalone graph for Backend::preprocess.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Partitioner: puts the nodes a backend can take into delegate calls and lowers the program.
 //
 // Partitioner::from_options routes every option through the backend's schema (resolve_options):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The partitioner with a test backend: options routed through the schema, the backend's passes
 // running before tagging, skip sets, no-fallback, the lowered delegate calls and the placement
 // report. Execution of partitioned programs is covered by tests/backend_conformance_test.cpp.

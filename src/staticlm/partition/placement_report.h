@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The placement report: for every node of every method (after the backend's passes), the
 // backend that runs it and, for a node left to the portable kernels, why. The partitioner
 // returns it and stores it in the program as metadata "placement" (a JSON string) so that

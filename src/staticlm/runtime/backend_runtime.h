@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime side of a delegate backend, in three lifetimes:
 // - BackendRuntime: the backend itself (one per process, registered by id). It declares its
 //   runtime options (a schema, validated like export options) and the I/O allocator whose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ExternalBuffer: an I/O buffer with the identity a backend needs to import it into its device
 // (as IREE's external buffers carry it): the memory, and for fd-backed memory the fd and the
 // offset of the memory within it. The IOBufferAllocator that made a buffer describes it; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/runtime/io_buffer_allocator.h"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IOBufferAllocator: the generic I/O-buffer hook. Every input, output and cache buffer the LLM
 // runner hands a program is allocated through one of these, so a backend can put them in memory
 // its accelerator shares (rpcmem, dma-buf, ...) without the runner knowing the vendor.

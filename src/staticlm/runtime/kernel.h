@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime side of an op implementation. A KernelFactory is called once per kernel-call
 // instruction when a program is loaded: it sees the instance's validated signature (input and
 // output specs, attributes) and returns a prepared Kernel, or Unimplemented saying why it does

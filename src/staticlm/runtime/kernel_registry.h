@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KernelRegistry: the kernels of every op, each tagged with the CPU features it needs and a
 // priority, filled explicitly by each backend's register function (register_portable_kernels,
 // the cpu backend's, ...). No static-initialiser registration.

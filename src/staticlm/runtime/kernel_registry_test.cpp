@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel selection by (op, dtypes, ISA): the highest-priority kernel the allowed CPU features
 // cover and whose factory takes the signature wins; a factory's Unimplemented passes to the next
 // one; the chain ends at the portable kernel; other errors are not swallowed.

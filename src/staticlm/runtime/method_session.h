@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MethodSession: one session's state for one prepared method: its arena, the caller memory bound
 // to each input and output, and an instance of every delegate the method calls. Sessions over
 // the same PreparedMethod share nothing mutable, so each may run on its own thread. A session is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NamedDataMap: data a program stores once under a key (format: Program.named_data) and every
 // method's delegates read by that key, like ExecuTorch's NamedDataMap. A backend that packs
 // weights at export stores each packed tensor once; the prefill and the decode delegate then

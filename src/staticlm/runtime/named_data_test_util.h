@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named data held in memory, as a program's mapping would hold it, for tests that prepare methods
 // or delegates without a program file.
 #pragma once

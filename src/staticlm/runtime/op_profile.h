@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpProfile: where a session's kernel time goes, by op and by the rows of the chunk that ran
 // it (`staticlm bench --ops`). A MethodSession given one (and the delegates it calls, through
 // KernelContext::op_profile) times every kernel call it runs. Steps run one after another on the

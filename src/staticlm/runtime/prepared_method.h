@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PreparedMethod: the one verifier and executor of instruction lists. A program's methods and
 // every delegate that runs a subgraph as an instruction list (the cpu backend's) go through it:
 // prepare() verifies the list as untrusted and chooses a kernel (or inits a delegate) for every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One prepared instruction of a PreparedMethod; shared by its builder and MethodSession.
 // Internal to the runtime library.
 #pragma once

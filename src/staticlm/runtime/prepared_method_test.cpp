@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one instruction-list verifier and executor: what PreparedMethod::prepare refuses (each with
 // a message naming the instruction and value), what it allocates for an untrusted arena size, and
 // that sessions over one prepared method share nothing mutable.

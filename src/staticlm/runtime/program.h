@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Program: a program file loaded once and prepared for any number of sessions.
 //
 // Program::load maps and verifies the file (format/program_file.h), resolves each delegate

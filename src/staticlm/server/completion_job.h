@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One completion request from checked body to last byte: prepare() turns the request into prompt
 // tokens and generation options (rendering the chat template, checking that prompt plus max_tokens
 // fit the context) and takes a place in the queue; run() waits for a session, generates, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The body of POST /v1/chat/completions and /v1/completions, parsed and checked before any work:
 // every field OpenAI defines is either honoured or refused by name (n > 1, logprobs, tools on a
 // template without them, ...), never silently ignored. Request

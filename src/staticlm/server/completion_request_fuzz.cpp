@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: request bodies for /v1/chat/completions and /v1/completions, and the JSON of
 // /tokenize's shape, as a client could send them. The parser must answer with a request or a
 // Status, never crash, hang or allocate without bound.

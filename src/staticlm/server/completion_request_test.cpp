@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The request parser: what it honours, what it refuses (by field, with OpenAI's 400 semantics),
 // and that hostile bodies get an error instead of a crash or a silent default.
 #include "staticlm/server/completion_request.h"

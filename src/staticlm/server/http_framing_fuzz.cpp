@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: raw bytes on a connection to the server, as any client could send them (request
 // lines, headers, Content-Length and chunked bodies, pipelined requests, garbage). The server runs
 // in this process without a model, its body limit small. Each input is sent, the client's side of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm serve`: an OpenAI-compatible HTTP server over one loaded program (docs/server.md).
 // It listens before the model is loaded (GET /health answers 503 until it is), runs requests on
 // `parallel` sessions behind a bounded queue, and serves a small chat page at /.

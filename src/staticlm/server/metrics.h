@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What GET /metrics reports, in Prometheus' text format: requests by endpoint and status, tokens
 // prompted, cached and generated, the time spent on each, sessions busy and requests queued.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON the server answers with, shaped as OpenAI's API (and llama-server's `timings`
 // extension): error objects, completions, streamed chunks, usage.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the server decides from a request's method and headers before it reads a byte of the body:
 // whether the request may carry a body at all, and in which framing. Debian 12's cpp-httplib (0.11)
 // buffers a chunked body whole whatever its payload limit, and reads the body of any PUT / PATCH /

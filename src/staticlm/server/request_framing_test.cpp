@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // refuse_framing: what the server refuses from a request's method and headers alone, before
 // reading its body.
 #include "staticlm/server/request_framing.h"

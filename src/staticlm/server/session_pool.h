@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's sessions: `--parallel N` sessions over one loaded program (weights mapped once),
 // handed to requests one at a time, and a bounded queue in front of them. A request takes the
 // free session whose cache already holds the longest start of its prompt, so a conversation's

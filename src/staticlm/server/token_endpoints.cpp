@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/server/token_endpoints.h"
 
 #include "staticlm/server/completion_request.h"

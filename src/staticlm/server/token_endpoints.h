@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POST /tokenize and POST /detokenize (llama-server's shapes): request body in, response JSON out,
 // InvalidArgument naming the field for anything malformed.
 #pragma once

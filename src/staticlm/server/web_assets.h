@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chat page's files (web/), compiled into the binary so `serve` needs nothing beside it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm backends [NAME] [--json]`: every delegate backend this build has, each option of its
 // export schema (type, default, allowed values or range, route, backend types, SDK gate,
 // constraints and a one-line doc) and of its runtime schema. The export schema drives

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm bench MODEL [-p 128] [-n 64] [-r 5] [--json]`: prefill and decode speed of a
 // program beside what this machine allows, all measured in this run (the machine is shared and
 // noisy, so ratios mean more than times): the read bandwidth and f32 FMA peak measured on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/tools/chat_line_reader.h"
 
 #include <histedit.h>

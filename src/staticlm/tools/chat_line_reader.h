@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where `staticlm run --chat` reads its messages. On a terminal, libedit edits the line (arrow
 // keys, history of the session, Ctrl-A / Ctrl-E, ...) in non-canonical mode, so a line is not cut
 // at the terminal's 4,095-byte canonical limit, and a bracketed paste of several lines stays in

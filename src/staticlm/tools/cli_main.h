@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entry point both CLI binaries share: parse, run the chosen subcommand, turn its Status
 // into one line on stderr and an exit code.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a CLI subcommand plugs into `staticlm`: each command file adds its CLI11 subcommand and
 // returns the function that runs it once arguments are parsed. Commands parse arguments into
 // typed option structs and call library code; they print results to stdout and return a Status

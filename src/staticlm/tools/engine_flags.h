@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flags every command that runs a program shares (--io-allocator, --strict-io, --threads,
 // --runtime-option BACKEND.KEY=VALUE), turned into EngineOptions and an Engine over this build's
 // registries (builtin/). The CLI holds no policy: the Engine chooses contracts, allocators and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm eval MODEL --text FILE [--ctx N] [--stride N] [--json]`: the perplexity of a text file
 // under the program (llm/perplexity.h: windows of --ctx tokens every --stride tokens, each scoring
 // the tokens no earlier window did), with a progress bar on stderr and the result, ± its standard

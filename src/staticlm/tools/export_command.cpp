@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm export HF_DIR -o model.slm [...]`: a Hugging Face checkpoint to an hf_static v1
 // program, with a progress bar on a terminal and a summary at the end. It partitions for the
 // `cpu` backend unless `--backend NAME` names another (or `none`), with `--option key=value ...` /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Library messages name parameters ("option 'prefill_len'", "max_new_tokens"); the CLI adds the
 // flag that sets each, so a user reads what to change on the command line.
 #pragma once

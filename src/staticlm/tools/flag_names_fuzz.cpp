@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: with_flag_names over any message and any parameter / flag table (the first bytes
 // choose the table, the rest is the message). It must end (a note that holds its parameter's
 // name once looped forever), and must only insert: the message is the result with every inserted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // with_flag_names: a library message gets the CLI flag after each whole parameter name it quotes,
 // once, whatever the flag's own text contains.
 #include "staticlm/tools/flag_names.h"

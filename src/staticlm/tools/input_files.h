@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every file a command reads because a flag names it (eval --text, export --options, serve
 // --api-key-file and --chat-template, tokenize --tokenizer, run's prompt and system files) is read
 // through here, so each refusal is one line naming the flag and the path: missing, a directory,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm inspect FILE [--json]`: what a program file holds. One description (a JSON
 // document) feeds both the --json output and the text rendering, so they never disagree.
 // It lists the matrices the methods' and delegates' instruction lists read (each stored once:

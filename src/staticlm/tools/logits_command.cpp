@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm logits MODEL --tokens ID,ID,... [--mode prefill|decode] [--out FILE]`: feeds the
 // tokens and writes the logits of every fed position as raw little-endian float32
 // [n_tokens, vocab] (to stdout when --out is absent).

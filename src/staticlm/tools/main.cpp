@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm: the command-line front end, export and run. Thin by design: parse, call the
 // library, report.
 #include "staticlm/tools/cli_main.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The matrices a program's instructions read (the methods' kernel calls and the delegates whose
 // blob is an instruction list, the cpu backend's method blobs), each stored matrix once: read
 // from the instructions themselves, so they say what the kernels are given. `staticlm inspect`

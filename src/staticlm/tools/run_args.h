@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `staticlm run` parses, shared by the one-shot run (run_command.cpp) and the conversation
 // mode (run_chat.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm run MODEL --chat`: a conversation in the terminal, like llama-cli's conversation
 // mode. Each message is rendered with the program's chat template and only the new turn is
 // prefilled (the session keeps the earlier turns' cache); when the context fills, the oldest turns

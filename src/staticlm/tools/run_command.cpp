@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm run MODEL -p PROMPT [...]`: streams generated text to stdout and the run
 // statistics to stderr; `--chat` holds a conversation instead (run_chat.cpp).
 #include <chrono>

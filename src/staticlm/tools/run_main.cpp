@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm-run: the on-device runner. It links the runtime, the LLM runner and the run side of
 // each backend, but no graph IR, partitioner or exporter (cmake/LayeringCheck.cmake keeps it so):
 // what an app that only runs exported programs ships.

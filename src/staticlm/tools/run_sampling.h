@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampling flags of `run` and `run --chat` (llama.cpp's names). A flag the user gives
 // overrides its parameter; the others come from the program's generation_config, as in
 // transformers' generate() (Engine::choose_sampling).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm serve MODEL`: the OpenAI-compatible server (docs/server.md). It listens first, so
 // /health says "loading" while the program opens, then serves until SIGINT or SIGTERM.
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `staticlm tokenize (--tokenizer FILE | MODEL) [--json] TEXT` prints token ids;
 // `staticlm tokenize (--tokenizer FILE | MODEL) --decode IDS` turns ids back into text.
 #include <cctype>

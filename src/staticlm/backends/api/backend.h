@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend: the export side of a delegate backend.
 //
 // A backend declares its option schema, says which graph nodes it can take, contributes graph

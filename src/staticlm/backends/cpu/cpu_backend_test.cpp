@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend: its passes fuse silu * up into swiglu and the linears of one input into
 // multi_linear; preprocess lowers a partition into a
 // method blob whose weights are named data; the runtime side verifies the blob against the call

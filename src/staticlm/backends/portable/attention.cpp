@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // attention: for the query at position p, scores = scale * q . k[slot] over cache slots 0..p
 // (causal by position), a max-subtracted softmax, and the weighted sum of the value rows.
 // Query head h reads kv head h / (Hq / Hkv). Padding rows (negative positions) produce zeros;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // attention, windowed_attention and kv_cache_update against double-precision references: f32 and
 // f16 caches, grouped-query heads, causal masking by position, windows and soft-caps, padding rows
 // and out-of-range positions.

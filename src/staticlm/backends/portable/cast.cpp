@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cast between f32, f16, bf16, i32 and i64. Float sources are read as f32 and integer sources
 // as i64, then written in the target dtype: float to integer truncates toward zero and
 // saturates at the target's range (NaN becomes 0), so no input is undefined behaviour; integer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element reads and writes shared by the portable kernels: float weights of any float dtype
 // (f32, f16, bf16) widened to f32, rows of block-quantized matrices (q8_0, q4_0) dequantized to
 // f32, f16/f32 cache elements, and index values (i32, i64). Callers have checked the dtypes at

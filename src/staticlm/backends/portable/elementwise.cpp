@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise f32 ops: add and mul with NumPy broadcasting, silu, gelu (exact erf form or the
 // tanh approximation), softcap (cap * tanh(x / cap)) and the fused swiglu. Broadcast strides are
 // computed once at creation.

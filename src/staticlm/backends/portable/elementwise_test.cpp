@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // add / mul with broadcasting, silu, gelu and softmax against double-precision references.
 #include <cmath>
 #include <limits>

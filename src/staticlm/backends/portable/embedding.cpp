@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // embedding: out[i, :] = table[ids[i], :], widened to f32. Every id is checked against the
 // table before anything is written. The rows of a left-padded chunk's padding (KernelContext)
 // are not gathered: their outputs are unspecified (docs/ops.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // embedding and linear against double-precision references on seeded random data.
 #include <cstring>
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_add and swiglu_linear: the portable kernels of the ops they replace, run one after the
 // other (docs/ops.md), so a fused program computes what the unfused one did, bit for bit. The
 // reference the cpu backend's fused kernels are checked against.

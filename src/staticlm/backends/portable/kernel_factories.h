@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend's kernel factories, one per op, and the checks they share. Each factory
 // receives a signature that has already passed infer_outputs; it re-checks only what it relies
 // on (arity, dtypes it implements), parses attributes, precomputes what does not depend on

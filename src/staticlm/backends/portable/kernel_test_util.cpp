@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/portable/kernel_test_util.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for the portable kernels: tensors filled with seeded random values, exact
 // double views of their contents, and a runner that goes through the same path as the
 // runtime (infer_outputs, the registry's factory, execute with a two-thread pool).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kv_cache_update: writes row s of `rows` into slot positions[s] of every (batch, kv head) of
 // the cache, converting to the cache dtype. Padding rows (negative positions) are skipped. All
 // positions are checked before anything is written, so a failed call leaves the cache as it was.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout ops move bytes and never look at values, so one implementation serves every dtype:
 // reshape copies the buffer (but the rows of a left-padded chunk's padding, where both shapes'
 // first dimension other than 1 is the chunk's rows); transpose, slice and concat move whole elements of the dtype's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reshape, transpose, slice, concat and cast against references written out element by element,
 // and the registration of every op.
 #include <cmath>

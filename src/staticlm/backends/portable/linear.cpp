@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear: out[m, n] = sum_k x[m, k] * w[n, k] + bias[n]. Work is split over output columns:
 // each chunk widens its weight rows to f32 once and reuses them for every input row.
 #include <algorithm>

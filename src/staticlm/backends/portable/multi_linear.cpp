@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // multi_linear: each part is the portable linear over the shared x, run one after the other;
 // the reference the cpu backend's fused kernel is checked against.
 #include "staticlm/backends/portable/multi_linear.h"

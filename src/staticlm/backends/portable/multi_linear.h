@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // multi_linear's inputs as linears: x, then `parts` weights, then no biases or one per weight
 // (docs/ops.md). The portable kernel and the cpu backend's read a signature through this one
 // layout, so both agree on which input is whose.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rms_norm and layer_norm over the last axis. Weights (and the layer_norm bias) are widened to
 // f32 once per call; statistics are computed per row in f32.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rms_norm and layer_norm against double-precision references, for f32, f16 and bf16 weights.
 #include <cmath>
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qkv_rope_cache: the portable kernels of the ops it replaces, run one after the other
 // (docs/ops.md): multi_linear of q / k / v, rope on q and on k, and kv_cache_update (in place) of
 // k and of v. A fused program computes what the unfused one did, bit for bit; the reference the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The portable backend: a plain C++ kernel, in f32 arithmetic, for every op of the closed op
 // set (docs/ops.md). It is the oracle other backends are tested against, so it favours being
 // obviously correct over being fast.

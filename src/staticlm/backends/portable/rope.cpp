@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rope: rotates channel pairs (i, i + rotary_dim / 2) of every head by position * inv_freq[i]
 // ("rotate half"). Inverse frequencies come from RopeParams at creation; the angles' cos and
 // sin are computed in double once per row per call. Padding rows (negative positions) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rope against a double-precision reference whose inverse frequencies are written out here
 // (default, linear and llama3 scaling as transformers computes them).
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // softmax along one axis, max-subtracted so that large inputs do not overflow. The input is
 // viewed as [outer, axis, inner]; each of the outer * inner lanes is normalized separately.
 #include <algorithm>

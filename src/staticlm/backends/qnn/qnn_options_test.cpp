@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qnn schema through resolve_options (what Partitioner::from_options calls): the routing,
 // refusals and SDK-version rules the issue lists, the compile specs built from valid settings,
 // and the "QNN SDK not found" refusals of preprocess and init.

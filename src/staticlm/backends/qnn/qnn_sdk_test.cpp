@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QNN SDK detection over an injected environment (never the real one) and, for the file
 // reading, a temporary SDK directory.
 #include "staticlm/backends/qnn/runtime/qnn_sdk.h"

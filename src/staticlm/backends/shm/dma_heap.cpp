@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/shm/dma_heap.h"
 
 #include <fcntl.h>

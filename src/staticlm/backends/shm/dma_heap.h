@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DmaHeap: an open DMA-BUF heap device (/dev/dma_heap/<name>) that hands out dma-buf fds, the
 // memory a device driver can import directly. Whether a heap exists, and whether this process may
 // allocate from it, is only known at run time, so open() tries one allocation.

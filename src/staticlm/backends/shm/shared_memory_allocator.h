@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SharedMemoryAllocator: the part every fd-backed I/O allocator (shm, rpcmem) shares. It keeps
 // one record per live block (the raw base the memory came from, the aligned pointer handed out,
 // the fd, the aligned pointer's offset within the fd, the size) and the tensors bound to each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block records every fd-backed allocator shares, exercised through a fake subclass that
 // hands out caller-chosen ranges of one array, so block boundaries can be placed exactly.
 #include "staticlm/backends/shm/shared_memory_allocator.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers for fd-backed allocators (shm, rpcmem): map the fd a lookup() reports, the way
 // another process or a driver would, and record what the allocator logs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ShmAllocator ("shm"): I/O buffers in Linux shared memory, each with an fd another process or a
 // device driver can map. Each block is one mapping of its own fd: a dma-buf from the DMA-BUF
 // system heap (/dev/dma_heap/system) where it exists and this process may allocate from it,

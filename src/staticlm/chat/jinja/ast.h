@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parsed form of a template: expressions evaluate to a Value, statements write output. Each
 // node knows its place in the source, so a failure names the line and column. The tree owns its
 // children; a Template owns the tree, and rendering only reads it.

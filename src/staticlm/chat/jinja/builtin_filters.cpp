@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Jinja's filters as chat templates use them, with Jinja 3.1's arguments and defaults, and
 // transformers' tojson. Filters that Jinja implements as generators (map, select, reverse) give
 // lists here: a template can only iterate, join or convert them, which gives the same text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The str, list and dict methods templates call (message.content.strip(), tool.get('x'), ...).
 #include <algorithm>
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Jinja's tests (`x is defined`, `x is string`, `n is divisibleby 3`, ...).
 #include <algorithm>
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The filters, tests, methods and global functions templates can call. They follow Jinja 3.1 as
 // transformers configures it (its own tojson, raise_exception and strftime_now; loop controls;
 // the immutable sandbox, which refuses every method that mutates a list or dict).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Evaluation of each expression node. Errors that an operation raises here get the node's line
 // and column; errors from sub-expressions already carry theirs.
 #include "staticlm/chat/jinja/ast.h"

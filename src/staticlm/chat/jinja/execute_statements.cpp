@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution of each statement node: writing output, branching, loops with Jinja's scoping, and
 // macros as callables that close over the scope they were defined in.
 #include "staticlm/chat/jinja/ast.h"

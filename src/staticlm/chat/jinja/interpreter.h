@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state of one render: variable scopes, the output being written, and the limits that keep
 // an untrusted template from running away (call depth, loop iterations, output size).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: chat template text as a user could ship it, parsed and rendered over a conversation
 // with tools, under render limits small enough that every run stays fast. Anything but a Status is
 // a bug (a crash, a hang, unbounded memory).

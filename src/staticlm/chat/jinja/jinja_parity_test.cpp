@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm's Jinja against Jinja itself: every case in tests/fixtures/chat_templates (rendered by
 // python3-jinja2 configured as transformers configures it; scripts/make_chat_template_fixtures.py)
 // must give the same bytes, or fail where Jinja failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the parity suite cannot show: staticlm's own messages (line and column), the limits that
 // keep an untrusted template bounded, and robustness on malformed text.
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON in and out of template values: request messages and tools become Values, and the tojson
 // filter writes text exactly as Python's json.dumps does (transformers' tojson calls it with
 // ensure_ascii=False).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splits template text into tokens the way Jinja's lexer does under the settings Hugging Face
 // renders chat templates with (trim_blocks, lstrip_blocks, a single trailing newline dropped,
 // newlines normalised to "\n"), including `{%-` / `-%}` / `+%}` whitespace control, comments,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two objects templates see: namespace() (the one value a template can assign attributes
 // of, which is how a loop carries state out of itself) and the `loop` variable of a for loop.
 #pragma once

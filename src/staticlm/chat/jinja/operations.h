@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python's operators and Jinja's attribute and item lookup, shared by expression evaluation and
 // the filters that take `attribute=`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds the statement tree from tokens, following Jinja's grammar and operator precedence.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python's str methods over UTF-8 text, character by character as Python counts them (code
 // points), for the methods and filters templates call.
 #pragma once

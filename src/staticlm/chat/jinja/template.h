@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A parsed Jinja template, rendered with Hugging Face's chat-template semantics. Parse once,
 // render many times (renders share nothing; a Template can be rendered from several threads).
 #pragma once

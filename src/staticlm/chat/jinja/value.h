@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value: what a Jinja expression evaluates to, with Python's semantics where chat templates can
 // observe them (str() and repr() text, truthiness, equality across int / float / bool, ordering,
 // code-point indexing of strings). Lists and dicts are immutable and shared: the reference

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each family's two steps (model_family.h), for the registry. Families whose blocks are Llama's
 // with optional pieces (biases, per-head norms) load through load_llama_style and share Llama's
 // graph.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What Gemma 2 and Gemma 3 share: the loader and the graph. gemma2.cpp and gemma3.cpp say how
 // their layers attend.
 #include <cmath>

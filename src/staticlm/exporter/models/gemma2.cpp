@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gemma2ForCausalLM: Gemma's blocks (gemma.cpp); even layers slide over `sliding_window` slots
 // and odd ones attend globally (or as layer_types says), every layer with the same rope; attention
 // scores scaled by query_pre_attn_scalar^-0.5 and tanh-capped by attn_logit_softcapping, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gemma3ForCausalLM (model_type gemma3_text) and the language model of a
 // Gemma3ForConditionalGeneration (its text_config; the vision tower is not exported): Gemma's
 // blocks (gemma.cpp) with per-head q_norm / k_norm. Five layers in six slide over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LlamaForCausalLM: Llama 2 / 3.x, SmolLM, TinyLlama. attention_bias puts a bias on all four
 // attention projections. The loader and the graph the other Llama-shaped families share.
 #include "staticlm/exporter/decoder_builder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MistralForCausalLM: the Llama graph, with a sliding attention window that hf_static v1 can
 // only honour when the cache is no longer than the window.
 #include "staticlm/exporter/models/families.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Qwen2ForCausalLM (Qwen2, Qwen2.5): biases on q/k/v but not on o; a sliding window that is
 // configured but only used when use_sliding_window is set.
 #include "staticlm/exporter/models/families.h"

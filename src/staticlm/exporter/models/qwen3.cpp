@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Qwen3ForCausalLM: the Llama graph with per-head RMSNorm on queries and keys (q_norm, k_norm)
 // before RoPE (self_attention applies them where the weights have them), an explicit head_dim,
 // and optional attention biases.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A grammar compiled against one tokenizer's vocabulary: the byte automaton plus, for each
 // position, the tokens it allows, computed on first use by one walk of the vocabulary trie and
 // kept for every later step and request. A token is settled at its position when all its bytes

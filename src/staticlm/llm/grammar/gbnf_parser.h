@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GBNF, llama.cpp's grammar format, parsed into a GrammarAst (docs/structured_output.md).
 //
 //   root  ::= "{" ws pair ("," ws pair)* "}"     # a comment

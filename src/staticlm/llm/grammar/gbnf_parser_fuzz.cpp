@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: GBNF text as a user or a request brings it. Parsing and compiling must refuse what
 // is malformed or too large with a Status; a grammar they accept must run a matcher over bytes
 // and give token masks without crashing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A parsed grammar: named rules whose bodies are expressions over Unicode code points (literals,
 // character classes, references to rules, sequences, alternatives, bounded repetition). The GBNF
 // parser produces it and the grammar compiler turns it into byte automata; nothing here knows

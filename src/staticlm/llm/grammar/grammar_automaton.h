@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A grammar compiled to byte automata: one deterministic automaton per rule that is still called
 // (the root, recursive rules, rules too large to copy), every other rule copied into its callers.
 // A position is a state of one rule's automaton; from it a byte leads to at most one position of

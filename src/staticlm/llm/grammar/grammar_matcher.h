@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state of one constrained generation: where in the grammar the text generated so far has
 // led (a set of stacks, shared as nodes), which tokens may come next, and whether the grammar
 // may or must end. Cheap to create from a CompiledGrammar; not thread-safe (one per generation).

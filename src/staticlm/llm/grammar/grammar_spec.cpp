@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/grammar_spec.h"
 
 #include "staticlm/llm/grammar/json_schema_grammar.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a caller asks to constrain a generation with, before it is compiled against a tokenizer:
 // GBNF text, a JSON Schema (as JSON text), or any JSON object. The CLI's --grammar / --json-schema
 // / --json, Python's GenerationConfig and the server's response_format, grammar and json_schema

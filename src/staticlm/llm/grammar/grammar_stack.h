@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exploring the pushdown automaton without changing the matcher: a cursor is a stack of
 // positions whose top is `top`, whose frames pushed during the exploration live in a scratch
 // arena, and below which lies the matcher's real stack (a node) or, when a position's tokens are

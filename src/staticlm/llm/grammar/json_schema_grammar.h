@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON Schema to GBNF: the subset OpenAI's structured outputs and llama.cpp's converter take
 // (docs/structured_output.md has the table): type (with unions), properties, required,
 // additionalProperties, enum, const, items, prefixItems, minItems, maxItems, anyOf, oneOf, $ref

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the JSON Schema compiler (json_schema_grammar.cpp), each producing GBNF text:
 // literals, JSON string characters, integer ranges and the regex subset of `pattern`.
 #pragma once

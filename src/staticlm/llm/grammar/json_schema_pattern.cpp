@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `pattern` (an ECMAScript regular expression with the "u" flag, unanchored) to GBNF over the
 // content of a JSON string: every character of the regex becomes json_string_char of its set.
 #include <cctype>

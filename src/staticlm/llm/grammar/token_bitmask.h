@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A set of token ids as bits: what a grammar allows next. The sampler reads it before sampling.
 #pragma once
 

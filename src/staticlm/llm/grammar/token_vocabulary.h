@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the grammar engine knows of a tokenizer: the bytes each token adds to generated text, and
 // a byte trie of those pieces in depth-first order, so one walk from a grammar position settles
 // every token that shares a prefix at once. Built once per tokenizer (Engine keeps it) and

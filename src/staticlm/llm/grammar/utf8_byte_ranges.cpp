@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/utf8_byte_ranges.h"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Code point ranges as UTF-8 byte sequences: [U+0080, U+07FF] is the one sequence
 // [C2-DF][80-BF]. The grammar compiler turns character classes into byte automata with them.
 #pragma once

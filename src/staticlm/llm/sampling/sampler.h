@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sampler: picks the next token from one step's logits. The pipeline follows Hugging Face's
 // logits processors (and llama.cpp's samplers of the same names):
 //   1. repetition penalty over the distinct tokens of the history window

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a generation's sampling is chosen, as transformers' generate() chooses it: the program's
 // generation_config gives every parameter, and each one the caller set (a CLI flag, a request
 // field, a Python argument) overrides its own. Without a seed, a sampled generation draws a fresh

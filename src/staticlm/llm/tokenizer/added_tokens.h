@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Added tokens (tokenizer.json "added_tokens"): strings such as "<|im_start|>" that are matched
 // in the input before the model sees it and map straight to their ids.
 #pragma once

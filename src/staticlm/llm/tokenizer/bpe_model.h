@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPE model of a tokenizer.json ("model": {"type": "BPE", ...}): a vocabulary, ranked merges,
 // and the byte-fallback / unknown-token rules for characters the vocabulary lacks.
 // Thread-safe: encode_word may be called concurrently (the word cache is locked).

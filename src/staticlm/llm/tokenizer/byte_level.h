@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPT-2 byte-to-character alphabet used by ByteLevel pre-tokenizers and decoders: every byte
 // maps to one printable character (printable Latin-1 bytes to themselves, the rest to U+0100..),
 // so a byte string becomes text the BPE vocabulary can hold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed and unsupported tokenizer.json files: each is refused with a message that names the
 // component and what was wrong.
 #include <filesystem>

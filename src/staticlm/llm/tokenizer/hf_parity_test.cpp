@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parity with the JavaScript port of Hugging Face tokenizers on real tokenizer.json files: the
 // fixtures in tests/fixtures/tokenizers/ were produced by scripts/tokenizer_reference.mjs.
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behaviour of the tokenizer.json components on tiny hand-written files, where the expected ids
 // follow from the vocabulary the test itself lays out.
 #include <memory>

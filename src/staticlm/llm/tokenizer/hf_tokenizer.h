@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HfTokenizer: the Tokenizer for Hugging Face tokenizer.json files, assembled from its parts by
 // load_tokenizer_json (hf_tokenizer_loader.cpp). Encoding runs added-token matching on the raw
 // text, then per plain segment: normalizer, added tokens marked "normalized", pre-tokenizer, BPE;

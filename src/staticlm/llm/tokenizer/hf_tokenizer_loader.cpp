@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_tokenizer_json: reads tokenizer.json (and tokenizer_config.json) into HfTokenizerParts.
 #include <optional>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed reads from untrusted tokenizer JSON. Every accessor checks the type before reading (an
 // nlohmann accessor on the wrong type would throw) and names the field in its error:
 // "pre_tokenizer.pretokenizers[0].behavior: expected a string, found 3".

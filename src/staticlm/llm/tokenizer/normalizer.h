@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Normalizers of a tokenizer.json ("normalizer" field): text-to-text rewrites applied to each
 // piece of input between added tokens, before pre-tokenization.
 // Supported types: NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, StripAccents,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/tokenizer/post_processor.h"
 
 #include <string>

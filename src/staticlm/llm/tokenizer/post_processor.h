@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Post-processors of a tokenizer.json ("post_processor" field), reduced to what a single-sequence
 // encode needs: the special-token ids placed before and after the sequence when
 // add_special_tokens is set. Supported types: TemplateProcessing, ByteLevel (adds nothing),

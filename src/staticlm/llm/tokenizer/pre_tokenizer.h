@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pre-tokenizers of a tokenizer.json ("pre_tokenizer" field): split a normalized piece of input
 // into words that the model encodes independently.
 // Supported types: ByteLevel, Split, Metaspace, Digits, Sequence (and null for none).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A compiled PCRE2 pattern (UTF + Unicode properties, JIT-compiled where the platform allows)
 // used for the regex parts of tokenizer.json: Split pre-tokenizers, Replace normalizers/decoders.
 // Immutable after compile; find_all is safe to call from several threads at once.

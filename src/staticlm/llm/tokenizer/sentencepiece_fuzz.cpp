@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: a tokenizer.model (SentencePiece protobuf) as a checkpoint could ship it. Loading must
 // refuse what is malformed with a Status; a model it accepts must encode and decode text.
 #include <cstddef>

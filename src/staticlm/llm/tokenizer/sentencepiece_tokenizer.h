@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SentencePieceTokenizer: the Tokenizer for SentencePiece .model files, backed by
 // libsentencepiece. Encoding with add_special_tokens prepends the model's bos piece (the Llama
 // convention; SentencePiece itself adds none); with parse_special the text of control pieces

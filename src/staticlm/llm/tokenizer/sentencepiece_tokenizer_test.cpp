@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SentencePiece models: a tiny BPE model with byte fallback is trained with the spm_train tool
 // (Debian package "sentencepiece") and our encode/decode are compared with spm_encode/spm_decode.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/tokenizer/streaming_decoder.h"
 
 #include <algorithm>

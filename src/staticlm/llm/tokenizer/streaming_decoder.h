@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StreamingDecoder: turns generated ids into text one id at a time, for printing tokens as they
 // arrive. Each chunk it returns is valid UTF-8, and the concatenation of all chunks (including
 // flush) equals tokenizer.decode(all ids, skip_special).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/tokenizer/token_decoder.h"
 
 #include "staticlm/llm/tokenizer/byte_level.h"

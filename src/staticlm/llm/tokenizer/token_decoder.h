@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoders of a tokenizer.json ("decoder" field): turn the token strings of some ids back into
 // text. They work on raw bytes: a byte-level or byte-fallback token may carry part of a
 // character, and the caller (Tokenizer::decode, StreamingDecoder) repairs or buffers it.

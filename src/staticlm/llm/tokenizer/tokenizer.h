@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tokenizer: text <-> token ids for the LLM runner, independent of any backend.
 //
 // Two implementations sit behind this interface: Hugging Face tokenizer.json files (BPE models

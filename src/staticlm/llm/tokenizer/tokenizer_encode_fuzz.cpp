@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: arbitrary text (invalid UTF-8 included) through a real byte-level BPE tokenizer
 // (the llama3 fixture's) and back. Encoding must give ids in the vocabulary or a Status, and
 // decoding what it encoded must give the text back when the text is valid UTF-8.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: a tokenizer.json as a checkpoint could ship it. Loading must refuse what is
 // malformed with a Status; a tokenizer it accepts must encode and decode text without crashing.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tiny tokenizer.json documents for the component tests, built as JSON so each test can change
 // one field.
 #pragma once

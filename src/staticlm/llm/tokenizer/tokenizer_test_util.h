@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the tokenizer tests: fixture paths, gunzip, tiny tokenizer.json documents.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // staticlm serve: built-in chat page (logic); streams /v1/chat/completions over SSE, no dependencies.
 const $ = (id) => document.getElementById(id);
 const els = {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 
 #include "staticlm/backends/cpu/export/epilogue_fusion.h"

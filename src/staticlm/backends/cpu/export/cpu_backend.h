@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's export side. It takes every op of the LLM op set, runs its graph passes
 // (weight formats, fusions into the op set's fused ops, weight packing), and lowers each
 // partition with the one lowering into a method blob (format/method_blob.h) whose weights are

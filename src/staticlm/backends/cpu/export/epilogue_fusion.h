@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two graph passes that fold what follows a linear into it, so the cpu kernel applies it to each
 // range of output columns while they are in cache (docs/ops.md):
 //   linear_add_fusion      add(residual, linear(x, w, b)) -> linear_add(x, w, residual, b): the

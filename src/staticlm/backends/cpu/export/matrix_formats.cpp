@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/export/matrix_formats.h"
 
 #include "staticlm/core/float_convert.h"

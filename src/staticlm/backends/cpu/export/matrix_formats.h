@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the cpu backend stores each matrix, from its options: `weight_dtype` for the body (every
 // linear kind), `lm_head_dtype` for the output head (a linear whose output the graph returns) and
 // `embedding_dtype` for an untied embedding table. A tied table is one tensor with the head: it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/export/multi_linear_fusion.h"
 
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MultiLinearFusion: a graph pass that merges the linears reading one input (the q / k / v
 // projections of a layer, its MLP's gate and up) into one multi_linear node (docs/ops.md), so
 // the cpu kernel splits all their output columns over the threads at once: one barrier instead

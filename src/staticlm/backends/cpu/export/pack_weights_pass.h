@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PackWeightsPass: the cpu backend stores every matrix its linear kernels read in the panel32
 // layout (ops/weight_layout.h), so decode streams each panel of 32 outputs as one sequential read
 // and prefill multiplies panels where they lie; nothing is repacked when the program loads or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/export/qkv_rope_cache_fusion.h"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QkvRopeCacheFusion: a graph pass that folds a layer's attention inputs into one
 // qkv_rope_cache node (docs/ops.md): the q / k / v multi_linear, the rope of q and of k, and
 // the in-place kv_cache_update of k and of v. The cpu kernel rotates each head and writes its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WeightDtypePass: the cpu backend's float `weight_dtype`, `lm_head_dtype` and `embedding_dtype`.
 // Every matrix a node reads (a linear kind's weights, an embedding's table: ops/op_set.h
 // matrix_inputs) is stored in the float dtype its role asks for (matrix_formats.h), whatever dtype

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu attention: the portable kernel's semantics (docs/ops.md: causal by position, grouped
 // query heads, zeros for padding rows, OutOfRange for a position past the cache; a left-padded
 // chunk's padding rows that KernelContext names are left unwritten instead), run per GQA

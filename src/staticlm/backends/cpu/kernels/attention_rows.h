@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vector parts of the cpu attention, per ISA (x86/attention_avx512.cpp, ...): the scores of
 // a GQA group's query heads against a run of cache rows, their softmax, and their weighted sums
 // of value rows. Each cache row is loaded once for the whole group, so K and V are read once per

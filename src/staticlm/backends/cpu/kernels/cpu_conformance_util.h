@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the cpu backend's kernel conformance tests share: this build's ISA paths, the registry,
 // weights packed as the backend's pack_weights pass stores them, and the check that the cpu
 // kernel of a path was chosen and matches the portable kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Factories of the cpu backend's own kernels. Each takes the ISA entry point its registry entry
 // was made for, and declines (Unimplemented) the signatures it does not run, so the registry
 // falls through to the next entry and, at the end of the chain, the portable kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conformance: every cpu-backend kernel against the portable kernel it replaces, on fresh random
 // inputs, for each weight dtype, sizes that are not multiples of the SIMD width or the tile, and
 // each instruction-set path this build compiled and this machine has (a path the CPU lacks is

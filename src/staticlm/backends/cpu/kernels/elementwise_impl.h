@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // elementwise_rows.h's loops written once over an ISA traits type V; included by each ISA file
 // after its target pragma and traits header, inside no namespace. Declarations only above it.
 #pragma once

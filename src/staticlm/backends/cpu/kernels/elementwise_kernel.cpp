@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu swiglu (silu(gate) * up with the vector exp) and add (the residual connections): one
 // kernel over two f32 inputs of the output's shape, split over the pool (a prefill chunk's
 // values are worth both threads; a decode row runs inline).

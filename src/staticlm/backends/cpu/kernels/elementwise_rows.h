@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's vectorized elementwise and row loops, per ISA (x86/elementwise_avx512.cpp,
 // ...): the residual add, one row of rms_norm, rope's rotation of one head, and
 // swiglu and the softmax's exponentials, both over a vector exp (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's linear: out[m, n] = sum_k x[m, k] * w[n, k] + bias[n], with the weight packed
 // at export in the panel32 layout (ops/weight_layout.h; the cpu backend's pack_weights pass):
 // 32 output columns per panel, stored k-major. The decode GEMV streams each panel front to back

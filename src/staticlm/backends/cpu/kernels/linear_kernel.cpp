@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kernels around the per-ISA linear tiles, for linear, multi_linear (several weights over
 // one x), linear_add (a linear and its residual connection) and swiglu_linear (the gated MLP's
 // gate and up with silu(gate) * up): each checks the signature and splits the output columns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the cpu backend's kernels over packed weights share (linear_kernel.cpp,
 // qkv_rope_cache_kernel.cpp): a weight and its operands as the panels take them, the rows of a
 // call (x rounded or quantized once for every part), and how output columns become items of work

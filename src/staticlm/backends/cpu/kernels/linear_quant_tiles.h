@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linear kernels over int8 / int4 panels (panel32_q8 / panel32_q4, ops/weight_layout.h),
 // written once over an integer traits type Q and instantiated by each ISA file after its target
 // pragma (x86/linear_q_avx512vnni.cpp, x86/linear_q_avx2.cpp). Include it only there, after the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linear kernels over weights packed at export in the panel32 layout (ops/weight_layout.h),
 // written once over an instruction-set traits type V and instantiated by each ISA file after its
 // target pragma (x86/linear_avx512.cpp, x86/linear_avx2.cpp), so each copy is compiled for its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this machine can do at best, measured in-process with the same thread pool the kernels
 // use: the read bandwidth that bounds a decode step (weights streamed once per token) and the
 // f32 multiply-add rate that bounds a prefill chunk. `staticlm bench` reports its results as

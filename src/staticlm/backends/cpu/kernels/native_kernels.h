@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each architecture folder of the kernels defines (x86/register_x86.cpp,
 // arm/register_arm.cpp, generic/register_generic.cpp): its entries of the registry, beside
 // register.h's cpu_kernel_paths() and cpu_kernel_arch().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu rms_norm: the portable kernel's arithmetic with the sum of squares and the scaling
 // vectorized per ISA, rows split over the pool (a prefill chunk's 128 rows are worth both
 // threads; a decode row runs inline), a left-padded chunk's padding rows skipped. Takes f32

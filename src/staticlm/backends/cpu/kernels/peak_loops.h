@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loops bench's machine probes (machine_peaks.cpp) time, per architecture
 // (x86/peak_loops_x86.cpp, arm/peak_loops_arm.cpp, generic/peak_loops_generic.cpp): chains of
 // independent f32 multiply-adds in the widest vectors allowed, and a sum of words read as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qkv_rope_cache on the cpu backend: the q / k / v projections split over the pool one head at a
 // time (one range, one barrier), and each head, while its columns are in cache, rotated (q and k)
 // and written into its cache rows (k and v); a single row (decode) splits panels instead and

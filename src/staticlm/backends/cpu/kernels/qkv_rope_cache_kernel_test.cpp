@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The q / k / v projections with rope and the cache writes (qkv_rope_cache) and the decode GEMV
 // they share with every linear, against the portable kernels, on each instruction-set path this
 // machine has.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/kernels/quantized_rows.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activations quantized for the integer linear kernels: each row of x cut into groups of the
 // weights' group size g, each group its own symmetric int8 scale (dx = max|x| / 127, codes
 // round(x / dx) in [-127, 127], ties to even), so an outlier spoils only its own group, never the

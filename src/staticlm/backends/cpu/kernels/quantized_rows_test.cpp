@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quantization of x for the integer linear kernels (quantized_rows.h): per group, with its
 // scale and code sum, by the scalar loop and by every native path's vector quantizer this build
 // and CPU have, which must give the same codes, scales and sums bit for bit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's kernels: the native kernels of the target architecture (x86/ or arm/, chosen
 // when the build is configured) ahead of the portable ones, which stay as the fallback for every
 // op and dtype the native kernels decline, and everything on a target without native kernels.

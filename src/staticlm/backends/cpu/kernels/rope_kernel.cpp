@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu rope: the portable kernel's semantics and angles (cos and sin in double once per row),
 // rows split over the pool and each head's rotation vectorized per ISA. The full rotary dimension
 // only (a partial rotary_dim stays portable).

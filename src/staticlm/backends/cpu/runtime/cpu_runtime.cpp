@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/cpu/runtime/cpu_runtime.h"
 
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"

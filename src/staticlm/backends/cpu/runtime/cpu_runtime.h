@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's runtime side. A cpu delegate's blob is one method serialized as a method
 // blob (format/method_blob.h): init verifies it with the runtime's one instruction-list verifier
 // (PreparedMethod), resolving its weights from the program's named data (stored once, shared by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/qnn/export/qnn_backend.h"
 
 #include "staticlm/backends/qnn/export/qnn_compile_specs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qnn backend's export side (Qualcomm AI Engine Direct): its option schema and compile-spec
 // builders are real; building QNN context binaries needs the QNN SDK, which this build does not
 // carry. So it is honest about it: preprocess fails with Unavailable "QNN SDK not found" when no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qnn backend's typed settings and the compile-spec builders that serialize them into the
 // program, one per route: the chipset and backend type, the common options, and the options of
 // the selected backend type (HTP, GPU or LPAI). Each entry's value is JSON bytes, so the runtime

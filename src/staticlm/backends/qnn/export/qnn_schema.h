@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qnn backend's option schema, mirroring Qualcomm's compile-spec builders (ExecuTorch's
 // generate_htp / gpu / lpai_compiler_spec and generate_qnn_executorch_compiler_spec): the
 // chipset, the QNN backend type (htp | gpu | lpai) that selects which builder's options apply,

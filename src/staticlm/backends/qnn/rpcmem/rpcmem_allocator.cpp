@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "staticlm/backends/qnn/rpcmem/rpcmem_allocator.h"
 
 #include <cstdlib>

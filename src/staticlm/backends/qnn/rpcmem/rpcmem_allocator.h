@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RpcmemAllocator ("rpcmem"): I/O buffers in Qualcomm rpcmem, memory the Hexagon DSP maps
 // without copies. Each block is one rpcmem_alloc from the system heap with default (cached)
 // flags, padded by `alignment - 1` bytes so the aligned pointer handed out lies inside it; its fd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real rpcmem allocator against a stub libcdsprpc.so (test_stub/): only the vendor C API is
 // fake. The test opens the same stub library to reach its hooks; dlopen shares one copy.
 #include "staticlm/backends/qnn/rpcmem/rpcmem_allocator.h"

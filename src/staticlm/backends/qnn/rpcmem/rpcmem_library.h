@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RpcmemLibrary: Qualcomm's rpcmem C API (libcdsprpc.so), loaded at run time with dlopen so a
 // build without the Hexagon SDK still links, and a device without the library still runs.
 #pragma once

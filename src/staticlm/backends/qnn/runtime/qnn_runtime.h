@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qnn backend's runtime side. Its runtime options mirror what Qualcomm's runtime takes
 // (log level, HTP performance mode, profiling) and are validated like every backend's; its
 // preferred I/O allocator is rpcmem (memory the DSP maps). This build carries no QNN runtime

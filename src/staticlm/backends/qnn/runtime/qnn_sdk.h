@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the Qualcomm QNN (QAIRT) SDK and its version, for the qnn backend's version-gated
 // options and for the "QNN SDK not found" refusals.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench's machine probes on AArch64: FMLA chains in 128-bit NEON registers and the read loop with
 // 128-bit loads (what the NEON kernels issue), the scalar loops where `isa` caps NEON away.
 #include <arm_neon.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AArch64 kernels. None yet: every op runs on the portable kernels, which the registry falls
 // back to, until the NEON / dotprod / i8mm entries are added here.
 #include "staticlm/backends/cpu/kernels/native_kernels.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench's machine probes where the build has no native kernels: the plain C++ loops.
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/backends/cpu/kernels/peak_loops.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A build without native kernels (a target with no architecture folder, or
 // STATICLM_CPU_KERNELS=portable): the portable kernels run every op.
 #include "staticlm/backends/cpu/kernels/native_kernels.h"

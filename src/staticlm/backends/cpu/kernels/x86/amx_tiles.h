@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the AMX kernels (linear_amx_bf16.cpp, linear_q_amx.cpp) share: the layout
 // _tile_loadconfig reads, palette 1. Plain data: the files fill it and load it after their own
 // target pragma.

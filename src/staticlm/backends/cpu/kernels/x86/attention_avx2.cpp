@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu attention's score and weighted-sum rows for AVX2 with FMA and F16C.
 #include <immintrin.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu attention's score and weighted-sum rows for AVX-512.
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 attention entry points (attention_rows.h's AttentionRowFns, one set per instruction set,
 // each defined in a file compiled for that set alone) and their tiles' query counts.
 // Declarations only: safe to include before a target pragma.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cpu backend's elementwise loops for AVX2 with FMA and F16C.
 #include <immintrin.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 elementwise and row loops (elementwise_rows.h's ElementwiseFns and the vector exp, one
 // set per instruction set, each defined in a file compiled for that set alone). Declarations
 // only: safe to include before a target pragma.

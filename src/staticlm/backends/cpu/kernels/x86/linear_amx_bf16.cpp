@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bf16 GEMM on AMX tiles (Intel Sapphire Rapids and later): tdpbf16ps multiplies a 16 x 32
 // bf16 tile of x by a 32 x 16 tile of weights into 16 x 16 f32 sums, 8192 multiply-adds per
 // instruction where vdpbf16ps does 32. A bf16 panel32 weight already is the B operand: row g of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linear panels for AVX2 with FMA and F16C: 8 floats per register, a 32-column panel in
 // four; GEMM micro-kernels of 6 rows x 16 columns, two per panel (12 accumulators of the 16
 // registers).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linear panels for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, a
 // 32-column panel in two; GEMM micro-kernels of 6 rows x 32 columns (12 accumulators); the
 // GEMV streams four panels per thread on AMD and two on Intel: on an AMD Zen 5 four 512-bit

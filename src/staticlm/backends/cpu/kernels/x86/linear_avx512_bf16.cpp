@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bf16 GEMM for AVX-512 BF16: a bf16 panel32 weight stores each column's k pairs as one
 // 32-bit word, 32 columns per line, which is the operand vdpbf16ps takes: each step of the 8 x 32
 // micro-kernel multiplies one pair of K per lane, 32 multiply-adds per instruction, straight from

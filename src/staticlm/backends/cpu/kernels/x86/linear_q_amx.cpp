@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The int8 / int4 GEMM on AMX tiles (Intel Sapphire Rapids and later): tdpbsud multiplies a tile
 // of x's int8 codes (signed; 16 rows of up to 64 k) by a tile of weight codes (unsigned: q +
 // offset; 16 columns) into 16 x 16 int32 sums, up to 16384 multiply-adds per instruction where

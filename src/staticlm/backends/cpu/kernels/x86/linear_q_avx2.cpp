@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The int8 / int4 linear panels for AVX2: vpdpbusd's products, exactly, without VNNI. Each
 // 32-bit lane's four u8 weight codes split into its even and odd bytes as 16-bit values, the x
 // codes sign-extended the same way, and vpmaddwd sums each pair into int32: u8 x s8 products of

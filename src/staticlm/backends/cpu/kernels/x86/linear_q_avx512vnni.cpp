@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The int8 / int4 linear panels for AVX-512 VNNI (simd_avx512_vnni.h).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics are
 // uninitialised: a known false positive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The int8 / int4 linear panels for AVX2 with AVX-VNNI (Intel cores from Alder Lake and
 // Sapphire Rapids, AMD Zen 5): the VEX-encoded vpdpbusd sums four u8 x s8 products per 32-bit
 // lane in one instruction, where the plain AVX2 kernel (linear_q_avx2.cpp) spends five on int8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 linear entry points (linear_columns.h's LinearColumnsFn, one per instruction set, each
 // defined in a file compiled for that set alone), the shapes of their micro-kernels that the
 // registry's entries carry (register_x86.cpp), and the x86 quantizers of x (quantized_rows.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 linear entry points that the registry-level tests (cpu_kernels_test.cpp) cannot reach
 // by a cap alone: the bf16 GEMMs that round x (vdpbf16ps pairs, AMX tiles) against the portable
 // linear on rounded x, and the AVX-512 GEMM called directly over spans of columns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench's machine probes on x86: multiply-add chains in 512-bit (AVX-512) or 256-bit (AVX2)
 // registers, vdpbf16ps chains for the bf16 probe, and the read loop with 256-bit loads, each
 // compiled for its set by a target attribute and run only where the CPU has it.

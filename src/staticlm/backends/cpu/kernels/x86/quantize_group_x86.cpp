@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 quantizers of x for the integer linear kernels (quantized_rows.h's QuantizeGroupFn),
 // each compiled for its instruction set by a target attribute: the registry's AVX-512 entries
 // carry the first, the AVX2 ones the second, so the `isa` cap chooses the quantizer too.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 int8 / int4 linear kernels: on every instruction-set path this machine has (AMX int8
 // tiles, VNNI, AVX-VNNI, the AVX2 integer path), equal bit for bit to a scalar reference of the
 // scheme they implement (x quantized per group, integer dot products, one float multiply-add per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The x86 kernels: AVX-512 (with VNNI, BF16 and AMX tiles where the CPU has them) and AVX2 entries
 // for every op the cpu backend takes, each tagged with the features it needs.
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"

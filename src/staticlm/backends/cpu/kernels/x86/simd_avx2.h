@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX2 traits the kernel templates are written over: AVX2 with FMA and F16C, 8 floats per
 // register, tails by masked loads (f32) or a zero-padded copy. Include only after
 // `#pragma GCC target("avx2,fma,f16c")`, in a file compiled for that set: the struct's members

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the AVX2 integer traits linear_quant_tiles.h is written over share (linear_q_avx2.cpp,
 // linear_q_avx_vnni.cpp): 8 int32 lanes per register, loads and stores, int4 nibbles as bytes,
 // and a lane's integer sum into a float. Each derived traits type adds its XWord, dot4,

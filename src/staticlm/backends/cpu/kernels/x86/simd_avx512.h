@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AVX-512 traits the kernel templates are written over: F, BW, VL and DQ with FMA and F16C,
 // 16 floats per register, tails by masked loads. Include only after
 // `#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")`, in a file compiled for

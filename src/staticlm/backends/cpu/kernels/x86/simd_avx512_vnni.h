@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The integer traits linear_quant_tiles.h is written over, for AVX-512 VNNI: 16 int32 lanes per
 // register, vpdpbusd summing four u8 x s8 products per lane; chunks take 4 rows per step (8
 // integer and 8 float accumulators of the 32 registers). Include only after a target pragma that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for Qualcomm's libcdsprpc.so, for tests only: the rpcmem C API backed by memfd +
 // mmap, plus hooks (stub_*) a test calls to force failures and to see what the allocator did.
 // Each block is placed one page past a 128 KiB boundary, so an alignment above the page size
