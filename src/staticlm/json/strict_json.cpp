@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/json/strict_json.h"
 
+#include <algorithm>
 #include <new>
 #include <set>
 #include <utility>
@@ -80,6 +81,29 @@ std::string json_preview(const json& value) {
     text += "...";
   }
   return text;
+}
+
+int json_nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
 }
 
 }  // namespace staticlm

@@ -21,6 +21,11 @@ namespace staticlm {
 // object; ResourceExhausted when memory runs out.
 Result<nlohmann::json> parse_json_object(std::string_view text, std::string_view file);
 
+// How deeply arrays and objects nest in JSON text, counted outside strings without parsing: a
+// reader of untrusted JSON checks it first, so a hostile document cannot make the parser (or what
+// walks the parsed value) recurse deeply. Malformed text gives some count; the parser refuses it.
+int json_nesting_depth(std::string_view text);
+
 // A short rendering of a JSON value for error messages: `"two"`, `[1,2]`, `null`; long values are
 // cut at about 60 characters.
 std::string json_preview(const nlohmann::json& value);

@@ -49,5 +49,13 @@ TEST(StrictJsonTest, PreviewCutsLongValues) {
   EXPECT_EQ(preview.substr(60), "...");
 }
 
+TEST(JsonNestingDepthTest, CountsArraysAndObjectsOutsideStrings) {
+  EXPECT_EQ(json_nesting_depth("1"), 0);
+  EXPECT_EQ(json_nesting_depth("{}"), 1);
+  EXPECT_EQ(json_nesting_depth(R"({"a": [1, {"b": [[]]}], "c": {}})"), 5);
+  EXPECT_EQ(json_nesting_depth(R"({"a": "[[[{{{", "b": "\"[["})"), 1) << "brackets inside strings do not count";
+  EXPECT_EQ(json_nesting_depth(std::string(10000, '[')), 10000) << "counted without parsing";
+}
+
 }  // namespace
 }  // namespace staticlm

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "staticlm/core/utf8.h"
+#include "staticlm/json/strict_json.h"
 
 namespace staticlm::server {
 namespace {
@@ -46,31 +47,6 @@ bool one_of(std::string_view name, const std::string_view (&names)[N]) {
     }
   }
   return false;
-}
-
-// Nesting depth of JSON text, counted outside strings before parsing, so a hostile body cannot
-// make the parser or the conversions below recurse deeply.
-int nesting_depth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 Status field_error(std::string_view field, std::string_view message) {
@@ -391,7 +367,7 @@ Status parse_prompt(const Json& body, CompletionRequest& request) {
 }  // namespace
 
 Result<Json> parse_request_json(std::string_view body, int max_depth) {
-  if (nesting_depth(body) > max_depth) {
+  if (json_nesting_depth(body) > max_depth) {
     return invalid_argument("the request body nests deeper than ", max_depth, " levels");
   }
   Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "staticlm/core/utf8.h"
+#include "staticlm/json/strict_json.h"
 #include "staticlm/llm/grammar/json_schema_parts.h"
 
 namespace staticlm {
@@ -710,25 +711,7 @@ Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema) {
 }
 
 Result<std::string> json_schema_to_gbnf(std::string_view schema_text) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < schema_text.size(); ++i) {
-    const char c = schema_text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  const int deepest = json_nesting_depth(schema_text);
   if (deepest > kMaxSchemaDepth) {
     return invalid_argument("json_schema: the schema nests deeper than ", kMaxSchemaDepth, " levels");
   }
