@@ -80,7 +80,7 @@ def main():
                     error = worst_relative_error(got, want)
                     check(f"{family} {kv_update} {mode} logits", error <= TOLERANCE,
                           f"worst relative error {error:.2e} (at most {TOLERANCE:g})")
-                greedy = ["run", program, "-p", PROMPT, "-n", str(NEW_TOKENS)]
+                greedy = ["run", program, "-p", PROMPT, "-n", str(NEW_TOKENS), "--temp", "0"]
                 native_text = run([args.native_run] + greedy)
                 emulated_text = run(emulated + greedy)
                 check(f"{family} {kv_update} greedy text", emulated_text == native_text and native_text != "",
