@@ -9,12 +9,15 @@ downloads of its own. The GGUFs are written by bench/hf_to_gguf.py with that tre
 and made f16 / bf16 / q8_0 / q4_0 by its llama-quantize, as users make them (quantized with --pure, so every
 matrix has the format; staticlm's weight_dtype=int8 / int4 at group 32 stores the same bits per weight). Precision by precision, each round runs
 `llama-bench -p P -n N -t T -r 1 -o json` and `staticlm bench -p P -n N -t T -r 1 --json`; the
-report gives medians and ratios (staticlm / llama.cpp), and staticlm's roofline fraction.
+report gives medians and ratios (staticlm / llama.cpp), staticlm's roofline fraction and load time.
+With --json-out FILE it also writes them, with the host (CPU model, the features staticlm's probes
+used), the date and the peer's version, as bench/plot_side_by_side.py and bench/results/ read them.
 
   bench/llama_cpp_side_by_side.py --build-peer          # once: npm pack, clone, build
-  bench/llama_cpp_side_by_side.py --shape smollm-135m --rounds 3
+  bench/llama_cpp_side_by_side.py --shape smollm-135m --rounds 3 --json-out build/bench/side_by_side.json
 """
 import argparse
+import datetime
 import json
 import os
 import shutil
@@ -109,7 +112,38 @@ def llama_bench(gguf, args):
 def staticlm_bench(staticlm, program, args):
     doc = json.loads(run([staticlm, "bench", program, "--json", "-p", str(args.prompt_tokens), "-n",
                           str(args.decode_tokens), "-t", str(args.threads), "-r", "1"]))
-    return doc["prefill"]["tokens_per_s"], doc["decode"]["tokens_per_s"], doc["decode"]["roofline_fraction"]
+    return doc
+
+
+def cpu_model():
+    with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        for line in cpuinfo:
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "CPU part"):
+                return value.strip()
+    return "unknown (no model name in /proc/cpuinfo)"
+
+
+def peer_version():
+    commit = run(["git", "-C", PEER, "rev-parse", "--short=12", "HEAD"]).strip()
+    return f"llama.cpp {commit} from {NODE_LLAMA_CPP}"
+
+
+def write_json(path, args, medians, probe_features):
+    doc = {
+        "schema": "staticlm-side-by-side/1",
+        "source": "bench/llama_cpp_side_by_side.py",
+        "date": datetime.date.today().isoformat(),
+        "host": {"cpu": cpu_model(), "isa": probe_features, "threads": args.threads},
+        "peer": peer_version(),
+        "prompt_tokens": args.prompt_tokens,
+        "decode_tokens": args.decode_tokens,
+        "rounds": args.rounds,
+        "shapes": medians,
+    }
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(doc, out, indent=2)
+        out.write("\n")
 
 
 def main():
@@ -122,6 +156,7 @@ def main():
     parser.add_argument("-n", "--decode-tokens", type=int, default=64)
     parser.add_argument("-t", "--threads", type=int, default=2)
     parser.add_argument("--staticlm", default=os.path.join(ROOT, "build", "release", "bin", "staticlm"))
+    parser.add_argument("--json-out", metavar="FILE", help="also write the medians, host and peer version as JSON")
     args = parser.parse_args()
     if args.build_peer:
         build_peer()
@@ -129,9 +164,12 @@ def main():
     if not os.path.exists(os.path.join(PEER, "build", "bin", "llama-bench")):
         sys.exit(f"side_by_side: no llama-bench under {PEER}; run with --build-peer first")
     precisions = args.precision.split(",")
+    medians = {}
+    probe_features = None
     for shape in args.shape or ["smollm-135m"]:
         cases = prepare(shape, precisions, args.staticlm, args.prompt_tokens, args.decode_tokens)
-        results = {p: {"llama_pp": [], "llama_tg": [], "slm_pp": [], "slm_tg": [], "roofline": []} for p in precisions}
+        results = {p: {"llama_pp": [], "llama_tg": [], "slm_pp": [], "slm_tg": [], "roofline": [], "load_s": []}
+                   for p in precisions}
         # One precision at a time, its rounds interleaved: only that precision's GGUF and program
         # need to stay in the page cache (the 1B shape's six files are 20 GB, and a file evicted
         # between runs is read back into smaller, partly 4 KiB-mapped folios).
@@ -141,20 +179,29 @@ def main():
                 pp, tg = llama_bench(gguf, args)
                 results[precision]["llama_pp"].append(pp)
                 results[precision]["llama_tg"].append(tg)
-                pp, tg, roofline = staticlm_bench(args.staticlm, program, args)
-                results[precision]["slm_pp"].append(pp)
-                results[precision]["slm_tg"].append(tg)
-                results[precision]["roofline"].append(roofline)
+                doc = staticlm_bench(args.staticlm, program, args)
+                probe_features = doc["probe_features"]
+                results[precision]["slm_pp"].append(doc["prefill"]["tokens_per_s"])
+                results[precision]["slm_tg"].append(doc["decode"]["tokens_per_s"])
+                results[precision]["roofline"].append(doc["decode"]["roofline_fraction"])
+                results[precision]["load_s"].append(doc["load_s"])
                 print(f"{shape} {precision}: round {round_index + 1}/{args.rounds} done", file=sys.stderr)
         print(f"\n{shape}, {args.threads} threads, {args.rounds} rounds interleaved, medians (tokens/s)\n")
         print(f"| precision | llama.cpp pp{args.prompt_tokens} | staticlm pp{args.prompt_tokens} | ratio "
-              f"| llama.cpp tg{args.decode_tokens} | staticlm tg{args.decode_tokens} | ratio | staticlm roofline |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+              f"| llama.cpp tg{args.decode_tokens} | staticlm tg{args.decode_tokens} | ratio | staticlm roofline "
+              f"| staticlm load (s) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        medians[shape] = {}
         for precision in precisions:
             m = {key: statistics.median(values) for key, values in results[precision].items()}
-            print(f"| {precision} | {m['llama_pp']:.1f} | {m['slm_pp']:.1f} | {m['slm_pp'] / m['llama_pp']:.2f} "
-                  f"| {m['llama_tg']:.1f} | {m['slm_tg']:.1f} | {m['slm_tg'] / m['llama_tg']:.2f} "
-                  f"| {m['roofline']:.2f} |")
+            m["pp_ratio"] = m["slm_pp"] / m["llama_pp"]
+            m["tg_ratio"] = m["slm_tg"] / m["llama_tg"]
+            medians[shape][precision] = m
+            print(f"| {precision} | {m['llama_pp']:.1f} | {m['slm_pp']:.1f} | {m['pp_ratio']:.2f} "
+                  f"| {m['llama_tg']:.1f} | {m['slm_tg']:.1f} | {m['tg_ratio']:.2f} "
+                  f"| {m['roofline']:.2f} | {m['load_s']:.3f} |")
+    if args.json_out:
+        write_json(args.json_out, args, medians, probe_features)
 
 
 if __name__ == "__main__":

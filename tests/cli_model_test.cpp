@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "staticlm/core/cpu_features.h"
 #include "staticlm/core/cpu_topology.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
@@ -323,6 +324,7 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
             layout["constants"]["bytes"].get<uint64_t>() + layout["named_data"]["bytes"].get<uint64_t>());
   EXPECT_GT(doc["read_bandwidth_gbs"].get<double>(), 0.0);
   EXPECT_GT(doc["fma_peak_gflops"].get<double>(), 0.0);
+  EXPECT_GT(doc["load_s"].get<double>(), 0.0);
   EXPECT_EQ(doc["prefill"]["tokens"], 12);
   EXPECT_GT(doc["prefill"]["tokens_per_s"].get<double>(), 0.0);
   // The prefill's multiply-adds per token, as generation prefills (the last token's logits
@@ -495,6 +497,22 @@ TEST_F(CliModelTest, TheRuntimeOnlyBinaryRunsWhatTheFullOneExports) {
   EXPECT_NE(typo.err.find("'avx3' is not one of auto, amx, avx512, avx2, portable"), std::string::npos) << typo.err;
   auto no_export = run_cli("export " + ref_.dir + " -o " + test_temp_path("no.slm"), STATICLM_RUN_CLI);
   EXPECT_NE(no_export.exit_code, 0) << "staticlm-run has no exporter";
+}
+
+TEST_F(CliModelTest, BenchProbesTheMachineUnderTheIsaCap) {
+  // A run capped to the portable kernels is measured against the peaks of scalar code, as its
+  // kernels see the machine, not against the widest vectors the CPU has.
+  const std::string delegated = test_temp_path("llama3_cpu_bench.slm");
+  ASSERT_EQ(run_cli("export " + ref_.dir + " -o " + delegated + " --prefill-len 8 --max-cache-len 64 --backend cpu")
+                .exit_code,
+            0);
+  const std::string bench = "bench " + delegated + " -p 8 -n 2 -r 1 -t 1 --probe-mib 8 --json";
+  auto capped = run_cli(bench + " --runtime-option cpu.isa=portable");
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_EQ(nlohmann::json::parse(capped.out)["probe_features"], "none");
+  auto uncapped = run_cli(bench);
+  ASSERT_EQ(uncapped.exit_code, 0) << uncapped.err;
+  EXPECT_EQ(nlohmann::json::parse(uncapped.out)["probe_features"], CpuFeatures::host().to_string());
 }
 
 TEST(CliExportErrorTest, BadInputIsOneLine) {

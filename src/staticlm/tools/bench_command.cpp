@@ -4,13 +4,15 @@
 // noisy, so ratios mean more than times): the read bandwidth and f32 FMA peak measured on the
 // engine's own thread pool; decode as a fraction of the bandwidth roofline (weight bytes per
 // token ÷ bandwidth) and the fixed cost per token left over; prefill as a fraction of the FMA
-// peak; barriers per token. The table at the end reads like llama-bench's (rows pp<P>, tg<N>).
+// peak; barriers per token; the load time (mapping, verifying and preparing the program and opening
+// a session). The table at the end reads like llama-bench's (rows pp<P>, tg<N>).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,7 @@
 
 #include "staticlm/backends/cpu/kernels/machine_peaks.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
+#include "staticlm/core/cpu_features.h"
 #include "staticlm/core/cpu_topology.h"
 #include "staticlm/format/metadata.h"
 #include "staticlm/tools/command.h"
@@ -190,6 +193,20 @@ void print_ops(const json& ops) {
   }
 }
 
+// The features the probes may use: the cpu backend's isa cap where `--runtime-option cpu.isa=...`
+// sets one (the engine has validated it), so that a capped run's fractions are of the capped
+// machine's peaks, as its kernels see them.
+Result<CpuFeatures> isa_capped_features(const std::vector<std::string>& runtime_options) {
+  constexpr std::string_view kIsa = "cpu.isa=";
+  CpuFeatures features = CpuFeatures::host();
+  for (const std::string& option : runtime_options) {
+    if (std::string_view(option).starts_with(kIsa)) {
+      STATICLM_ASSIGN_OR_RETURN(features, cpu_features_for_isa(std::string_view(option).substr(kIsa.size())));
+    }
+  }
+  return features;
+}
+
 void progress(bool enabled, const std::string& line) {
   if (enabled) {
     std::fprintf(stderr, "\r%-72s", line.c_str());
@@ -205,6 +222,7 @@ Status run_bench(const BenchArgs& args) {
   if (args.probe_mib < 1 || args.probe_mib > kMaxProbeMib) {
     return invalid_argument("--probe-mib must be in [1, ", kMaxProbeMib, "], found ", args.probe_mib);
   }
+  const auto load_start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(hf_static_v1::Config config, hf_static_v1::Config::from_program(engine->file()));
   const int64_t longest = std::max(args.prompt_tokens, args.short_prompt + args.decode_tokens);
@@ -216,14 +234,17 @@ Status run_bench(const BenchArgs& args) {
   const StepWeights step = step_weights(engine->file(), config.vocab_size);
   OpProfile op_profile;
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session(args.ops ? &op_profile : nullptr));
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  STATICLM_ASSIGN_OR_RETURN(const CpuFeatures probe_features, isa_capped_features(args.model.runtime_options));
   ThreadPool& pool = engine->program()->thread_pool();
   const bool show = !args.json_output;
 
   // The probes run before and after the timed runs and the best counts: the machine's bandwidth
   // drifts, and the best is what the runs could have had.
   progress(show, "measuring read bandwidth and FMA peak ...");
-  STATICLM_ASSIGN_OR_RETURN(double bandwidth, cpu::measure_read_bandwidth(pool, args.probe_mib << 20, 3));
-  double fma_peak = cpu::measure_fma_peak(pool, CpuFeatures::host(), 3);
+  STATICLM_ASSIGN_OR_RETURN(double bandwidth,
+                            cpu::measure_read_bandwidth(pool, probe_features, args.probe_mib << 20, 3));
+  double fma_peak = cpu::measure_fma_peak(pool, probe_features, 3);
 
   GenerationOptions options;  // greedy, no end of sequence: every run does the same work
   const std::vector<int32_t> prompt = bench_prompt(args.prompt_tokens, config.vocab_size);
@@ -260,9 +281,10 @@ Status run_bench(const BenchArgs& args) {
     ttfts.push_back(decode.time_to_first_token_seconds);
   }
   progress(show, "measuring read bandwidth and FMA peak again ...");
-  STATICLM_ASSIGN_OR_RETURN(double bandwidth_after, cpu::measure_read_bandwidth(pool, args.probe_mib << 20, 3));
+  STATICLM_ASSIGN_OR_RETURN(double bandwidth_after,
+                            cpu::measure_read_bandwidth(pool, probe_features, args.probe_mib << 20, 3));
   bandwidth = std::max(bandwidth, bandwidth_after);
-  fma_peak = std::max(fma_peak, cpu::measure_fma_peak(pool, CpuFeatures::host(), 3));
+  fma_peak = std::max(fma_peak, cpu::measure_fma_peak(pool, probe_features, 3));
   progress(show, "");
   if (show) {
     std::fprintf(stderr, "\r");
@@ -278,7 +300,8 @@ Status run_bench(const BenchArgs& args) {
   const bool weights_in_cache = cache_bytes > 0 && bytes <= cache_bytes;
   double roofline_bandwidth = bandwidth;
   if (weights_in_cache) {
-    STATICLM_ASSIGN_OR_RETURN(roofline_bandwidth, cpu::measure_read_bandwidth(pool, bytes, kCacheProbePasses));
+    STATICLM_ASSIGN_OR_RETURN(roofline_bandwidth,
+                              cpu::measure_read_bandwidth(pool, probe_features, bytes, kCacheProbePasses));
   }
   const double roofline_seconds = static_cast<double>(bytes) / roofline_bandwidth;
   const double token_seconds = 1.0 / tg.mean;
@@ -297,6 +320,7 @@ Status run_bench(const BenchArgs& args) {
       {"read_bandwidth_gbs", bandwidth / 1e9},
       {"last_level_cache_bytes", cache_bytes},
       {"fma_peak_gflops", fma_peak / 1e9},
+      {"probe_features", probe_features.to_string()},
       {"prefill",
        {{"tokens", args.prompt_tokens},
         {"tokens_per_s", pp.mean},
@@ -313,6 +337,7 @@ Status run_bench(const BenchArgs& args) {
         {"roofline_fraction", roofline_seconds / token_seconds},
         {"fixed_cost_ms", (token_seconds - roofline_seconds) * 1e3},
         {"barriers_per_token", barriers_per_token}}},
+      {"load_s", load_seconds},
       {"time_to_first_token_s", {{"prompt_tokens", args.short_prompt}, {"mean", ttft.mean}, {"sd", ttft.sd}}},
       {"repetitions", args.repetitions},
   };
@@ -325,8 +350,8 @@ Status run_bench(const BenchArgs& args) {
   }
   std::printf("model: %s (%s weights, %s streamed per token), %d threads\n", args.model.path.c_str(),
               step.formats.c_str(), human_bytes(bytes).c_str(), pool.num_threads());
-  std::printf("machine: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (measured now)\n", bandwidth / 1e9,
-              fma_peak / 1e9);
+  std::printf("machine: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (measured now, with %s)\n", bandwidth / 1e9,
+              fma_peak / 1e9, probe_features.to_string().c_str());
   if (weights_in_cache) {
     std::printf(
         "decode: the weights fit in the %s last-level cache, so the roofline is the cache's read bandwidth, "
@@ -336,9 +361,10 @@ Status run_bench(const BenchArgs& args) {
   std::printf("decode: %.3f of the %sroofline (%.1f tok/s), fixed cost %.2f ms/token, %.1f barriers/token\n",
               roofline_seconds / token_seconds, weights_in_cache ? "cache " : "", 1.0 / roofline_seconds,
               (token_seconds - roofline_seconds) * 1e3, barriers_per_token);
-  std::printf("prefill: %.3f of the FMA peak; time to first token (%lld-token prompt) %.1f ± %.1f ms\n\n",
+  std::printf("prefill: %.3f of the FMA peak; time to first token (%lld-token prompt) %.1f ± %.1f ms\n",
               pp.mean * flops_per_token / fma_peak, static_cast<long long>(args.short_prompt), ttft.mean * 1e3,
               ttft.sd * 1e3);
+  std::printf("load: %.3f s (map, verify, prepare, open a session)\n\n", load_seconds);
   std::printf("| %-8s | %7s | %18s |\n", "test", "threads", "t/s");
   std::printf("| %-8s | %7s | %18s |\n", "--------", "------:", "-----------------:");
   std::printf("| %-8s | %7d | %10.2f ± %5.2f |\n", str_cat("pp", args.prompt_tokens).c_str(), pool.num_threads(),
