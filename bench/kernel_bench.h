@@ -81,8 +81,8 @@ inline void run_kernel(benchmark::State& state, OpKind op, const std::vector<con
   const KernelContext context{&pool(threads)};
   // The f32 multiply-add peak of the same threads and ISA cap, the better of a measurement
   // before the case's loop and one after: GFLOP/s as a fraction of it is a ratio from one run.
-  // On a shared host a kernel's absolute rate swung 1.5x between runs minutes apart while this
-  // peak held (docs/performance.md).
+  // On a shared host a kernel's absolute rate swings between runs minutes apart while this peak
+  // holds.
   double fma_peak = cpu::measure_fma_peak(pool(threads), features, 3);
   for (auto _ : state) {
     benchmark::DoNotOptimize(selected->kernel->execute(in_views, out_views, context));

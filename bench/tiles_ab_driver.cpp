@@ -2,9 +2,9 @@
 // The program bench/tiles_ab.py builds around two copies of the float linear tiles (a git
 // revision's linear_tiles.h as linear_base, the working tree's as linear_head): per shape it
 // calls each on the same operands in alternate slices of time on one thread and prints the
-// median of the per-slice speed ratios with its quartiles. On a shared host whose speed swung
-// 1.5x between runs minutes apart, two binaries timed run against run could not show a 5% change;
-// alternating slices of one process showed it within about 2% (docs/performance.md).
+// median of the per-slice speed ratios with its quartiles. On a shared host whose speed swings
+// between runs minutes apart, two binaries timed run against run cannot show a change of a few
+// percent; alternating slices of one process can.
 //
 //   tiles_ab DTYPE ROUNDS SLICE_MS COPIES MxKxN...
 #include <algorithm>

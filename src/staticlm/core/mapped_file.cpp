@@ -67,9 +67,9 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
     file.data_ = static_cast<const uint8_t*>(mapping);
     // Decode streams every weight byte once per token, faster through 2 MiB pages (fewer page
     // walks, prefetch streams that do not stop at 4 KiB). Asked for, the page cache reads the
-    // file into 2 MiB folios where the kernel and file system allow: a cold Llama-3.2-1B bf16
-    // program mapped 97% as huge pages instead of 81%, and decoded 4-13% faster. Advice only:
-    // a refusal changes nothing.
+    // file into 2 MiB folios where the kernel and file system allow, so more of a cold program
+    // maps as huge pages (`staticlm bench`'s decode on a cold program). Advice only: a refusal
+    // changes nothing.
     madvise(mapping, file.size_, MADV_HUGEPAGE);
   }
   ::close(fd);

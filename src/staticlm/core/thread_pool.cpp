@@ -129,10 +129,10 @@ void ThreadPool::parallel_for(int64_t count, int64_t min_chunk, const std::funct
   }
   // A few chunks per thread balance uneven work without much scheduling overhead. The last
   // threads x chunk elements go in chunks a quarter as long, so the thread that claims the last
-  // one keeps the others waiting for less: a prefill's GEMM items are long (SmolLM's swiglu_linear:
-  // 24 of about 50 us each, claimed 3 at a time), and the waits at their ends were 3-10% of
-  // those ops. At most 3 * threads big chunks and 4 * threads + 4 short ones, which the claim
-  // word's 16 bits hold.
+  // one keeps the others waiting for less: a prefill's GEMM items are long (SmolLM's swiglu_linear
+  // has 24, claimed 3 at a time), and the waits at their ends show in `staticlm bench --ops`.
+  // At most 3 * threads big chunks and 4 * threads + 4 short ones, which the claim word's 16 bits
+  // hold.
   const int64_t chunk = std::max(min_chunk, ceil_div(count, threads * 4));
   int64_t big_chunks = ceil_div(count, chunk);
   int64_t tail_chunk = chunk;

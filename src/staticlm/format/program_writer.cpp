@@ -283,9 +283,9 @@ class TempFile {
 
   // Bytes reach the file in whole blocks of kBlockBytes at offsets that are multiples of it, so
   // the page cache can hold the new file in 2 MiB folios, which a run right after the export maps
-  // as huge pages for its weight streams. Written tensor by tensor, under half of a program was,
-  // and decode ran a quarter slower until its pages were evicted and read back
-  // (docs/performance.md).
+  // as huge pages for its weight streams. Written tensor by tensor, most of a program was not, and
+  // decode ran slower until its pages were evicted and read back (`staticlm bench` right after
+  // `staticlm export`).
   Status write(std::span<const uint8_t> bytes) {
     if (hashing_ != nullptr) {
       hashing_->update(bytes);

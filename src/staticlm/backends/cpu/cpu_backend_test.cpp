@@ -365,7 +365,7 @@ TEST(CpuBackendTest, TheBf16GemmRuntimeOptionChoosesHowBf16WeightsMultiply) {
       cpu_kernel_arch() == "x86" &&
       CpuFeatures::host().covers(CpuFeatures().with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16));
   EXPECT_TRUE(near(run_bf16_chunk(x, w, option("pairs")), has_pairs ? rounded : exact));
-  // The probe's verdict is the machine's (about 2 on Zen 4, 0.5 on an Intel Xeon): auto is one
+  // The probe's verdict is the machine's (cpu::bf16_dot_speedup): auto is one
   // of the two ways, whole.
   const std::vector<float> automatic = run_bf16_chunk(x, w, option("auto"));
   EXPECT_TRUE(near(automatic, exact) || near(automatic, rounded));

@@ -52,8 +52,8 @@ class AttentionKernel final : public Kernel {
     const int64_t skipped = sh.batch == 1 && sh.seq == context.chunk_rows ? std::min(context.padding_rows, sh.seq) : 0;
     const int64_t wanted = kTasksPerThread * context.thread_pool->num_threads();
     // Groups that do not divide among the threads stay whole on a short cache: splitting SmolLM's
-    // 3 kv heads into 6 runs on two threads measured slower (6.5 against 5.4 us at 128 slots in
-    // attention_bench), the merge on the calling thread costing more than the imbalance.
+    // 3 kv heads into 6 runs on two threads is slower at 128 slots (attention_bench decode_*), the
+    // merge on the calling thread costing more than the imbalance.
     const int64_t runs = groups >= wanted || context.thread_pool->num_threads() == 1
                              ? 1
                              : std::clamp<int64_t>(max_slots / kMinSlotsPerRun, 1, (wanted + groups - 1) / groups);

@@ -188,8 +188,8 @@ void weighted_sum(const float* weights, int64_t stride, int64_t group, const voi
   }
 }
 
-// The largest of count > 0 values, kWidth lanes at a time (a scalar max is one dependent chain:
-// it was a fifth of a short decode attention).
+// The largest of count > 0 values, kWidth lanes at a time (a scalar max is one dependent chain,
+// which shows in a short decode attention: attention_bench decode_*).
 template <class V>
 float row_max(const float* x, int64_t count) {
   alignas(64) float lanes[V::kWidth];
@@ -260,8 +260,7 @@ const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, 
 // A tile's queries: V::kTileRegs registers of them, kTileQueries in all. Both ISAs take two
 // registers (16 queries on AVX2, 32 on AVX-512): each key or value element then feeds two
 // multiply-adds, and a group's K / V rows are read once per two registers of queries. With one
-// register, AVX-512's tiles loaded as often as they multiplied; two ran its prefill attention
-// 6-12% faster in attention_bench on an AMD Zen 5 (docs/performance.md).
+// register, AVX-512's tiles loaded as often as they multiplied (attention_bench prefill_*).
 template <class V>
 inline constexpr int kTileQueries = (V::kWidth * V::kTileRegs);
 
@@ -445,7 +444,7 @@ void tile_outputs(const float* st, const void* values, int64_t slots, int64_t di
 
 // qt[d][v] = scale * t.q[v][d] (zeros past the tile's queries), kWidth x kWidth blocks at a
 // time transposed in registers: element by element, the transposes of the queries and of the
-// outputs took a third of a prefill tile's time.
+// outputs were a large part of a prefill tile's time (attention_bench prefill_*).
 template <class V>
 void transpose_queries(const AttentionTile& t, int64_t dim, float scale, float* qt) {
   constexpr int W = V::kWidth;

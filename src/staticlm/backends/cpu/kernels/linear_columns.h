@@ -51,9 +51,8 @@ inline constexpr int64_t kPanelColumns = 32;
 using LinearColumnsFn = void (*)(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // The float GEMM walks K in blocks of this many: two panels' f32 block (64 x 128) is 32 KiB, so it
-// stays in L1 beside the rows of x while every block of rows runs over it. Blocks of 256 (64
-// KiB, past a 48 KiB L1) ran the SmolLM shape's GEMM 7% slower in linear_bench and its f32 / bf16
-// prefill 2-3% slower; the 1B shape measured level (docs/performance.md).
+// stays in L1 beside the rows of x while every block of rows runs over it; blocks of 256 (64 KiB)
+// would not fit a 48 KiB L1 (linear_bench gemm_*, SmolLM's shapes).
 inline constexpr int64_t kPackedInnerBlock = 128;
 // Two widened K blocks: the GEMM's micro-kernel may run over two panels at once.
 inline constexpr int64_t kLinearScratchFloats = 2 * kPanelColumns * kPackedInnerBlock;

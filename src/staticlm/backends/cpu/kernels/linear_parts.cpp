@@ -44,9 +44,10 @@ CallRows call_rows(const float* x, const LinearOperands& shape, const KernelCont
     call.x_bf16 = rounded.data();
   }
   if (shape.codes != PanelCodes::kFloat && call.rows > 0) {
-    // Split over the pool: on one thread a chunk's quantization (scalar rounding) took 9% of an
-    // int4 prefill on an AVX2 host, with the other thread waiting for it as long. The buffers are
-    // the calling thread's, named by reference: in the body a thread_local would be the worker's.
+    // Split over the pool: on one thread a chunk's quantization (scalar rounding) is a visible
+    // share of an int4 prefill (`staticlm bench --ops`), with the other thread waiting for it as
+    // long. The buffers are the calling thread's, named by reference: in the body a thread_local
+    // would be the worker's.
     thread_local QuantizedRows quantized;
     QuantizedRows& target = quantized;
     size_rows(call.rows, inner, shape.group, target);

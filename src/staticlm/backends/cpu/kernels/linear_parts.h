@@ -66,15 +66,15 @@ int64_t items_of(int64_t columns, int64_t item_columns);
 // given the multiply-adds of one. A one-row call (decode) streams weights from memory: one
 // contiguous range per thread keeps each thread's streams long and claims nothing, where a few
 // claimed ranges per thread left one thread idle for half a range at the end of every op on
-// average (docs/performance.md). A call of more rows claims ranges of enough work to be worth a
-// thread, a few per thread, which balances the GEMM's uneven tails.
+// average (`staticlm bench`'s decode). A call of more rows claims ranges of enough work to be
+// worth a thread, a few per thread, which balances the GEMM's uneven tails.
 int64_t items_per_range(int64_t items, int64_t rows, int64_t item_work, int threads);
 
 // Into how many slices of rows a float GEMM call cuts each item, so its items spread evenly
 // over the threads: SmolLM's o_proj and down_proj have 9 items of 64 columns, and two threads
-// took 5 and 4 of them, one waiting a tenth of the op (docs/performance.md). A slice keeps whole
-// blocks of the micro-kernel's `block_rows` rows (LinearEntryPoints::float_block_rows); 1 where
-// the items already balance, the rows are few, or the entry cuts no slices (block_rows 0).
+// took 5 and 4 of them, one waiting while the other ran its fifth (`staticlm bench --ops`). A slice
+// keeps whole blocks of the micro-kernel's `block_rows` rows (LinearEntryPoints::float_block_rows);
+// 1 where the items already balance, the rows are few, or the entry cuts no slices (block_rows 0).
 int64_t row_slices(int64_t items, int64_t rows, int threads, int64_t block_rows);
 // Rows [first, first + count) of a float `op` alone (its x, x_bf16 and out moved on).
 LinearOperands row_span(const LinearOperands& op, int64_t first, int64_t count);

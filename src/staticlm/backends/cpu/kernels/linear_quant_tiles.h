@@ -279,14 +279,13 @@ void gemm_span(const LinearOperands& op, const GroupSpan& span, int64_t n0, bool
 }
 
 // The most rows of a call that reads its panels as a stream, int4 as stored (gemm_panel): a short
-// prompt's linears had run at 2x (int8) and 4x (int4) a decode step's time per op on an Intel
-// Xeon, with no requests ahead of the loads and int4 unpacked in a pass of its own. Prefill of
-// SmolLM's shape, interleaved medians (tokens/s): 8 tokens int8 472 -> 573, int4 498 -> 675; 32
-// tokens int8 597 -> 826, int4 784 -> 1047. At 64 and 128 rows the host's swings hid any
-// difference, and the chunk path stays.
+// prompt's linears are bound by reading the weights, which the chunk path did with no requests
+// ahead of the loads and int4 unpacked in a pass of its own. From 64 rows on the two could not be
+// told apart, and the chunk path stays (`staticlm bench -p 8` / `-p 32` / `-p 64`, int8 and int4).
 inline constexpr int64_t kStreamedQuantRows = 32;
-// The most blocks of rows that split int4 nibbles as stored, each its own: AVX2's blocks of one
-// row ran a 32-token int4 prompt 19% slower than unpacking once (8 tokens: 12% faster).
+// The most blocks of rows that split int4 nibbles as stored, each its own: past that, unpacking
+// once beats every block splitting them again (AVX2's blocks of one row: `staticlm bench -p 8`
+// against `-p 32` on an int4 program).
 inline constexpr int64_t kPackedRowBlocks = 8;
 
 // The buffer int4 groups are unpacked into (unpack_int4): all of the linear scratch, 32 KiB, the

@@ -54,10 +54,9 @@ void store_panel(const LinearOperands& op, const typename V::Reg* acc, float* ou
   }
 }
 
-// How far ahead of its loads the GEMV asks for weight lines. The hardware prefetchers alone
-// left a decode step 5% (f32) to 13% (f16, bf16) slower on an Intel Xeon with AVX-512: a core's
-// stream is bound by the misses it has in flight, and the prefetches add to them. 1-4 KiB
-// measured alike; 8 KiB and more was slower (docs/performance.md).
+// How far ahead of its loads the GEMV asks for weight lines: a core's stream is bound by the
+// misses it has in flight, and these requests add to the hardware prefetchers'. 1-4 KiB read
+// alike, 8 KiB and more slower (`staticlm bench`'s decode, linear_bench gemv_*).
 inline constexpr int64_t kGemvPrefetchBytes = 2048;
 
 // Asks for the BYTES bytes at p, a 64-byte line at a time. Past the panel's end it reaches into
@@ -73,15 +72,12 @@ inline void prefetch_lines(const char* p) {
 
 // Decode (one row of x) over PANELS adjacent panels from p: each panel is one contiguous stream,
 // read in memory order; per k, one broadcast x value times the 32 weights of that k in each panel.
-// A thread reads STREAMS panels at once (fewer where its range ends): with one stream per thread
-// the 16-bit GEMV read memory about 20% slower than with two on an Intel Xeon (19.9 against 24.6
-// GB/s at bf16), on an AMD Zen 2 four beat two by 16% at bf16, and on a Zen 5 four 512-bit streams
-// beat two 256-bit ones by 5-20% (six and eight were no better), where a later Intel Xeon read
-// memory faster with two than four (x86/linear_avx512.cpp; docs/performance.md). kSteps k
-// values are in flight at once (at least eight accumulators with two streams) to hide the
-// multiply-add latency. A panel has its own accumulators and the same kSteps whether it goes
-// alone or beside others, so its sums come out the same however the columns are split over
-// threads.
+// A thread reads STREAMS panels at once (fewer where its range ends): one stream per thread reads
+// memory slower than several, and the best count differs by CPU (x86/linear_avx512.cpp chooses;
+// linear_bench gemv_* shows it). kSteps k values are in flight at once (at least eight
+// accumulators with two streams) to hide the multiply-add latency. A panel has its own
+// accumulators and the same kSteps whether it goes alone or beside others, so its sums come out
+// the same however the columns are split over threads.
 template <class V, class T, int PANELS, int STREAMS>
 void gemv_panels(const LinearOperands& op, int64_t p) {
   constexpr int kRegs = kPanelRegs<V>;
@@ -245,16 +241,16 @@ struct BlockPrefetch {
 };
 
 // One prefetch per panel every kPrefetchEvery k steps of the micro-kernel: spread out, as a burst
-// of them at the start of a block of rows stalled on the core's fill buffers (13% of the time in
-// the prefetch instructions themselves). A block of rows with more lines than that covers (a
-// chunk of a few rows has one or two blocks for the whole next K block) asks for as many per
-// step as spreads them over its steps.
+// of them at the start of a block of rows stalls on the core's fill buffers (a profile of
+// linear_bench gemm_* shows the time in the prefetch instructions themselves). A block of rows
+// with more lines than that covers (a chunk of a few rows has one or two blocks for the whole
+// next K block) asks for as many per step as spreads them over its steps.
 inline constexpr int64_t kPrefetchEvery = 4;
 
 // Asks for `count` lines of each stream from line `first` of the block's requests (none past
 // its last). V only ties the copy to its ISA file (see the top of this file). Always inlined:
-// the same loop as a shared lambda once made the 8-row prefill of the 1B shape 25-35% slower on
-// an AMD Zen 5.
+// the same loop as a shared lambda, called rather than inlined, slowed short prefills
+// (`staticlm bench -p 8`).
 template <class V, int PANELS>
 [[gnu::always_inline]] inline void request_lines(const BlockPrefetch<PANELS>& prefetch, int64_t first, int64_t count) {
   for (int64_t line = first; line < first + count && line < prefetch.lines; ++line) {
@@ -295,12 +291,12 @@ template <class V, int ROWS, int kRegs, class E>
 
 // ROWS rows of x against PANELS adjacent [kb][32] f32 blocks: per k, the blocks' registers (32
 // columns each) and one broadcast x value per row feed ROWS x PANELS x kPanelRegs accumulators,
-// with no horizontal sums. Two panels at once give each broadcast twice the multiply-adds (on
-// an Intel Xeon the single-panel kernel ran at about 0.7 of the FMA peak even with everything in
-// L1, the two-panel one at 0.8). A single panel may go in V::kPanelPasses passes over its
+// with no horizontal sums. Two panels at once give each broadcast twice the multiply-adds, which
+// brings the kernel nearer the FMA peak even with every operand in L1 (linear_bench gemm_*, the
+// 126 x 128 x 64 case). A single panel may go in V::kPanelPasses passes over its
 // columns, each with its own accumulators: AVX2's 16 registers hold 2 rows x 32 columns but
 // 6 rows x 16, whose 12 accumulators hide the multiply-add latency and whose 8 loads per 12
-// multiply-adds leave the load ports room (0.69 -> 0.85-0.9 of a core's FMA peak on an AMD Zen 2).
+// multiply-adds leave the load ports room (linear_bench gemm_f32_avx2).
 // Partial sums of earlier K blocks are read back from `out`. Only a single panel may be partial
 // (fewer than 32 columns).
 template <class V, int ROWS, int PANELS, class E = F32>
@@ -344,10 +340,8 @@ void panel_rows(const LinearOperands& op, const typename E::Elem* const* blocks,
     }
     // V::kPanelStep k values a step: with a step per k, the loop's bookkeeping and the branches
     // around the requests (about a dozen scalar instructions beside 24 multiply-adds) ran every
-    // k. On an Intel Xeon, AVX-512's f32 GEMM ran 2-11% faster with two k a step and 2-4% slower
-    // with four than with two (its registers spilled); AVX2's 16 registers spilled at two
-    // (0.92-0.97x) and four (0.82-0.88x), so it keeps one. Timed with bench/tiles_ab.py
-    // (docs/performance.md).
+    // k. AVX-512 takes two k a step (with four its registers spill); AVX2's 16 registers spill
+    // already at two, so it keeps one (bench/tiles_ab.py compares the step sizes).
     //
     // With per_step 0 a request goes every kPrefetchEvery k, and the passes share the block's
     // lines: pass p asks for every kPasses-th.
@@ -395,8 +389,9 @@ inline constexpr int kBlockRows = PANELS == 1 ? V::kPanelRows : V::kPairRows;
 
 // How many blocks of one row fewer the rows start with, so that blocks of both sizes cover them
 // exactly: from 20 rows on (AVX-512) any count. The one row fewer runs at the full block's rate,
-// where a remainder block (a 128-row chunk in blocks of 6 left 2 rows) ran at well under half of
-// it. 0 where the rows are a multiple of the block, too few, or the block is too small to shrink.
+// where a remainder block (a 128-row chunk in blocks of 6 left 2 rows) loads the same weights
+// for a third of the multiply-adds (linear_bench gemm_*). 0 where the rows are a multiple of the
+// block, too few, or the block is too small to shrink.
 template <class V, int PANELS>
 int64_t short_blocks(int64_t rows) {
   constexpr int kRows = kBlockRows<V, PANELS>;
@@ -424,12 +419,8 @@ void panel_tail(const LinearOperands& op, const typename E::Elem* const* blocks,
 
 // The most rows of a call whose panels are read as a stream (streamed_block; the 16-bit bound
 // for f16 and bf16 pairs): up to there reading the weights bounds the call more than its
-// multiply-adds do. linear_bench's few-row cases (4096 x 32768 from memory and SmolLM's
-// gate / up, two threads, interleaved medians) on an Intel Xeon with AVX-512: f32 at 8 / 16 / 32
-// rows 1.1 / 1.5 / 1.8x faster streamed from memory, 1.7-2.2x on the SmolLM shape, 48 rows 1.3x
-// slower; f16 at 2 / 4 / 8 / 16 rows 1.6 / 1.8 / 1.8 / 2.2x faster, 24 and 32 rows slower (each
-// block of rows widens the panels again); bf16 (below the pair GEMM's 32 rows) at 2 / 8 / 16
-// rows 1.7 / 1.6 / 1.5x. On AVX2 (the same host) f16 at 2 / 8 rows 1.2-1.5x faster, 16 level.
+// multiply-adds do. 16-bit weights stop sooner: each block of rows widens the panels again.
+// linear_bench few_rows_* times both sides of each bound.
 inline constexpr int64_t kStreamedRowsF32 = 32;
 inline constexpr int64_t kStreamedRowsF16 = 16;
 
@@ -473,9 +464,9 @@ void gemm_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb, int
     blocks[i] = f32_block<V, T>(op, p + i, k0, kb, scratch + i * kPanelColumns * kPackedInnerBlock);
   }
   // The next block's weights, a slice per block of rows, so they are in cache when its first
-  // block of rows needs them. Without it that block of rows waited on memory: the 1B shape's
-  // GEMM ran at 0.55 of the FMA peak against 0.75 for the SmolLM shape, whose weights sit in L3
-  // (docs/performance.md). Past the matrix the requests are wasted, never faults.
+  // block of rows needs them. Without it that block of rows waits on memory wherever the weights
+  // do not sit in L3 (linear_bench gemm_*: Llama-3.2-1B's shapes against SmolLM's). Past the
+  // matrix the requests are wasted, never faults.
   constexpr int64_t kElemBytes = sizeof(typename T::Elem);
   const int64_t next_kb = op.inner - next_k < kPackedInnerBlock ? op.inner - next_k : kPackedInnerBlock;
   const int64_t next_lines = (next_kb * kPanelColumns * kElemBytes + 63) / 64;
@@ -507,7 +498,7 @@ void gemm_block(const LinearOperands& op, int64_t p, int64_t k0, int64_t kb, int
 // Whether a call of op's rows streams its panels (streamed_block) instead of running the chunk
 // GEMM: f32 and bf16 pairs (128-byte rows) stream only through a micro-kernel of one pass; in
 // AVX2's two passes of 16 columns, the first reads every other line of a block, ahead of what the
-// stream's requests cover (f32 at 2-32 rows 15-40% slower in linear_bench).
+// stream's requests cover (streamed so, f32 on AVX2 is slower at linear_bench's few-row shapes).
 template <class V, class T, int PANELS>
 inline constexpr bool kStreams =
     (T::kGroup == 1 && sizeof(typename T::Elem) < sizeof(float)) || PANELS > 1 || V::kPanelPasses == 1;
@@ -546,10 +537,10 @@ inline constexpr int64_t kGroupedXBytes = int64_t{2} << 20;
 // larger than kGroupedXBytes, in groups of kGroupPairs pairs run K block by K block across the
 // group: each K block of x (the chunk's rows by 128 k values) is then read into cache once per
 // group instead of once per pair, and the group's partial sums (rows x 256 columns) stay in L2.
-// Pair by pair, Llama-3.2-1B's down_proj (K 8192: x is 4 MiB, twice this Xeon's L2) reread all
-// of x from L3 for every pair; grouped, its linear_add ran about 4% faster against the
-// swiglu_linear of the same prefill (one thread). Where x fits, pair by pair measured about 1%
-// faster (bench/tiles_ab.py), so smaller calls keep that order.
+// Pair by pair, Llama-3.2-1B's down_proj (K 8192: x is 4 MiB, past a 2 MiB L2) rereads all of x
+// from L3 for every pair (`staticlm bench --ops`: its linear_add against the swiglu_linear of the
+// same prefill). Where x fits, pair by pair is a little faster (bench/tiles_ab.py), so smaller
+// calls keep that order.
 template <class V, class T>
 void gemm_pairs(const LinearOperands& op, int64_t p, int64_t p_end, float* scratch) {
   const int64_t group = op.rows * op.inner * static_cast<int64_t>(sizeof(float)) > kGroupedXBytes ? 2 * kGroupPairs : 2;

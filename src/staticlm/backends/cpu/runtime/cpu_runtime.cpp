@@ -73,9 +73,9 @@ std::vector<OptionSpec> runtime_option_specs() {
                   "runtime", {}, "how a chunk's GEMM multiplies bf16 weights on a CPU with AVX-512 BF16")};
 }
 
-// Whether vdpbf16ps outruns f32 multiply-adds enough to pay for rounding x: about 2x on Zen 4;
-// on an Intel Xeon with AVX-512 BF16 it ran below 1x, and the pair GEMM prefilled 27% slower than
-// the f32 one (docs/performance.md). Probed once per process.
+// Whether vdpbf16ps outruns f32 multiply-adds enough to pay for rounding x: on some CPUs with
+// AVX-512 BF16 it does, on others the pair GEMM prefills slower than the f32 one (`staticlm bench`
+// with `--runtime-option cpu.bf16_gemm=pairs` against `widen`). Probed once per process.
 bool pair_gemm_wins() {
   static const bool wins = cpu::bf16_dot_speedup(3) >= 1.25;
   return wins;

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The linear panels for AVX-512 (F, BW, VL, DQ with FMA and F16C): 16 floats per register, a
 // 32-column panel in two; GEMM micro-kernels of 6 rows x 32 columns (12 accumulators); the
-// GEMV streams four panels per thread on AMD and two on Intel: on an AMD Zen 5 four 512-bit
-// streams decoded 5-20% faster than two; on an Intel Xeon (Emerald Rapids) two decoded the 1B
-// shape's f32 weights, read from memory, 12% faster than four (level at bf16 and on SmolLM,
-// whose weights its L3 partly holds), and on an earlier Xeon two had beaten one by 24% at bf16
-// (docs/performance.md).
+// GEMV streams four panels per thread on AMD and two on Intel, the count that decodes weights
+// read from memory fastest on each vendor's cores (linear_bench gemv_* on the 2048 x 8192 and
+// 4096 x 65536 shapes).
 // g++ 12 warns that the undefined-vector placeholders inside some AVX-512 intrinsics
 // (_mm512_cvtph_ps, _mm512_reduce_add_ps) are uninitialised: a known false positive.
 #pragma GCC diagnostic ignored "-Wuninitialized"

@@ -22,7 +22,7 @@ namespace {
 using simd::Avx512;
 
 constexpr int kRows = static_cast<int>(kPackedBlockRows);  // 16 accumulators: 128-row chunks split evenly
-constexpr int64_t kPairBlock = 128;                        // pairs of K per panel block (as measured on Zen 4)
+constexpr int64_t kPairBlock = 128;                        // pairs of K per panel block (linear_bench gemm_bf16_*)
 
 template <int ROWS>
 void pair_rows(const LinearOperands& op, const uint32_t* panel, int64_t m0, int64_t n0, int64_t p0, int64_t pairs) {

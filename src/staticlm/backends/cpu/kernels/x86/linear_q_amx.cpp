@@ -76,8 +76,8 @@ struct CallShape {
 // into sum buffer BUF (the tile intrinsics take their tile numbers as literals). Tiles are not
 // renamed: a load into a tile waits for the multiplies still reading it, so each buffer has its
 // own tile of x's codes, and each column half's weights are loaded just before their multiply
-// (with one tile of x, the next group's load of it took 60% of this function's samples: one
-// thread, int8, 1.2x faster with two; two threads level).
+// (with one tile of x, the next group's load of it waited on those multiplies and dominated
+// this function's profile; linear_bench gemm_q8_amx, one thread).
 template <int BUF>
 void multiply_group(const CallShape& call, const uint8_t* x, const uint8_t* codes) {
   if constexpr (BUF == 0) {
@@ -129,8 +129,8 @@ void block_rows(const LinearOperands& op, const CallShape& call, const qtiles::G
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
   alignas(64) float sums[kTileRows][kPanelColumns];
   alignas(64) int32_t ints[kTileRows][kPanelColumns];
-  // Written out in registers: as a loop of scalars the first and last steps took a sixth of the
-  // block's time (SmolLM's K of 576 has 18 groups of 32).
+  // Written out in registers: as a loop of scalars the first and last steps were a visible share
+  // of the block's time, as SmolLM's K of 576 has only 18 groups of 32 (linear_bench gemm_q8_amx).
   for (int64_t r = 0; r < rows; ++r) {
     const float* out = op.out + (m0 + r) * op.columns + n0;
 #pragma GCC unroll 4
@@ -258,8 +258,8 @@ void amx_gemm(const LinearOperands& op, int64_t n_begin, int64_t n_end, uint8_t*
 
 void linear_columns_q_amx(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
   // Calls of a few rows stream their panels through the VNNI kernel (kQuantTileMinRows); int4
-  // ones up to 32 rows, nibbles split in registers: unpacking a span per panel cost an 8-token
-  // int4 prompt 1.2-1.5x its time there.
+  // ones up to 32 rows, nibbles split in registers: unpacking a span per panel slowed short int4
+  // prompts (`staticlm bench -p 8`, linear_bench few_rows_q4_amx).
   const bool tiles = operands.codes == PanelCodes::kInt4 ? operands.rows > qtiles::kStreamedQuantRows
                                                          : operands.rows >= kQuantTileMinRows;
   if (tiles) {

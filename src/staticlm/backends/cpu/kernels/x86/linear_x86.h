@@ -19,8 +19,8 @@ inline constexpr int64_t kAvxFloatBlockRows = 6;
 inline constexpr int64_t kPackedMinRows = 32;
 // Rows from which the AMX entry multiplies bf16 tiles: every chunk of more than one row. A short
 // prompt streams the weights from memory either way, and the tiles leave the cores free to keep
-// up with the stream where the widened GEMM could not (an 8-token bf16 prompt 1.7x faster on an
-// Intel Xeon); a single row is decode's, on the GEMV.
+// up with the stream where the widened GEMM could not (`staticlm bench -p 8` on a bf16 program);
+// a single row is decode's, on the GEMV.
 inline constexpr int64_t kTileMinRows = 2;
 // Rows of the blocks the pair GEMM (8 rows of accumulators) and the tile GEMM (a tile's 16 rows)
 // run.
@@ -31,8 +31,9 @@ void linear_columns_avx512(const LinearOperands& operands, int64_t n_begin, int6
 void linear_columns_avx2(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // AVX-512 BF16 (vdpbf16ps), for bf16 weights and an even K: with x_bf16 set (the kernels round x
-// for calls of at least kPackedMinRows rows), a GEMM over the panels' bf16 pairs as stored (twice
-// the f32 rate on Zen 4; x is rounded to bf16, as llama.cpp's bf16 path does); otherwise
+// for calls of at least kPackedMinRows rows), a GEMM over the panels' bf16 pairs as stored (32
+// multiply-adds an instruction, twice an f32 FMA's, at a rate that differs by CPU: cpu_runtime.cpp
+// probes it; x is rounded to bf16, as llama.cpp's bf16 path does); otherwise
 // linear_columns_avx512.
 // round_to_bf16_avx512bf16 rounds x (to nearest even) for it.
 void linear_columns_avx512_bf16(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
@@ -48,8 +49,8 @@ void linear_columns_amx_bf16(const LinearOperands& operands, int64_t n_begin, in
 void linear_columns_q_avx512vnni(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 // Rows from which the AMX int8 entry multiplies int8 weights on tiles (int4: from 33, below
 // which the VNNI kernel streams the packed panels). Up to 4 rows, one VNNI block of rows,
-// streaming was faster: SmolLM int8 time to first token, 2 / 4 / 6 / 8-token prompts, tiles
-// against VNNI, 9.7 / 10.9 / 10.7 / 11.5 against 8.8 / 10.0 / 13.0 / 14.4 ms.
+// streaming is faster; from 6 rows the tiles are (SmolLM's int8 time to first token,
+// `staticlm bench -p 2` to `-p 8`).
 inline constexpr int64_t kQuantTileMinRows = 5;
 // AMX tiles (tdpbsud) for the calls above: blocks of 16 rows of x's codes against 32-column
 // panels read in place as tiles (int4 unpacked per span), bit for bit what

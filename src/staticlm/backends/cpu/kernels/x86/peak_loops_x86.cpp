@@ -88,7 +88,7 @@ __attribute__((target("avx2,fma"))) int64_t fma_steps_avx2(int64_t steps, float*
 }
 
 // The same with 256-bit loads, four in flight per step: the way the GEMV reads its weights, so
-// the roofline is what such a loop can reach (the plain loop above measures lower on Zen 4).
+// the roofline is what such a loop can reach (the plain loop above may read slower).
 __attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* data, size_t count) {
   __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;

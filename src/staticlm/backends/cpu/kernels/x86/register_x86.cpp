@@ -12,9 +12,9 @@ namespace staticlm {
 namespace {
 
 // Wider instruction sets first; the portable kernels have priority 0. The AVX-512 entries decode
-// (one row) with the 512-bit GEMV, four streams per thread (two on Intel, linear_avx512.cpp): on
-// an AMD Zen 5 it beat the 256-bit one with two streams by 5-20% (a 256-bit GEMV of one stream had
-// been 10-15% faster on Zen 4, before more streams were tried; docs/performance.md).
+// (one row) with the 512-bit GEMV, four streams per thread (two on Intel, linear_avx512.cpp),
+// which reads memory faster than the 256-bit one with two (linear_bench gemv_f32_avx512 against
+// gemv_f32_avx2).
 // The amx entry takes bf16 weights only and multiplies bf16 tiles at prefill (tdpbf16ps); the
 // amx_int8 entry takes int8 / int4 panels only and multiplies int8 tiles at prefill (tdpbsud),
 // decoding with vpdpbusd; the bf16 entry takes bf16 weights only and multiplies bf16 pairs at
