@@ -20,7 +20,7 @@ GROUP_GAP = 22
 SHAPE_GAP = 30
 PLOT_HEIGHT = 260
 LEFT = 56
-TOP = 64
+TOP = 104
 BOTTOM = 48
 COLOURS = {"pp": "#3b6ea8", "tg": "#e08a2c"}
 
@@ -83,19 +83,22 @@ def svg(doc):
         return TOP + PLOT_HEIGHT * (1.0 - value / top)
 
     host = doc["host"]
-    title = f"staticlm / llama.cpp, tokens/s ({doc['date']}, {host.get('cpu', '?')}, {host.get('threads', '?')} threads)"
-    subtitle = f"peer: {doc['peer']}; isa: {host.get('isa', '?')}; above 1: staticlm is faster"
+    lines = [f"staticlm tokens/s ÷ llama.cpp's, {host.get('threads', '?')} threads, {doc['date']} "
+             f"(above 1: staticlm is faster)",
+             f"CPU: {host.get('cpu', '?')}", f"ISA: {host.get('isa', '?')}", f"peer: {doc['peer']}"]
+    width = max(width, int(max(len(line) for line in lines) * 6.2) + LEFT)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{LEFT}" y="20" font-size="13" font-weight="bold">{escape(title)}</text>',
-        f'<text x="{LEFT}" y="36">{escape(subtitle)}</text>',
+        f'<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{escape(lines[0])}</text>',
     ]
+    for index, line in enumerate(lines[1:]):
+        parts.append(f'<text x="{LEFT}" y="{34 + 14 * index}" fill="#333">{escape(line)}</text>')
     legend_x = LEFT
     for key, label in (("pp", f"prefill (pp{doc.get('prompt_tokens', '')})"), ("tg", "decode (tg)")):
-        parts.append(f'<rect x="{legend_x}" y="44" width="10" height="10" fill="{COLOURS[key]}"/>')
-        parts.append(f'<text x="{legend_x + 14}" y="53">{escape(label)}</text>')
+        parts.append(f'<rect x="{legend_x}" y="{TOP - 20}" width="10" height="10" fill="{COLOURS[key]}"/>')
+        parts.append(f'<text x="{legend_x + 14}" y="{TOP - 11}">{escape(label)}</text>')
         legend_x += 120
     ticks = [t / 2 for t in range(0, int(top * 2) + 1)] if top <= 4 else list(range(0, int(top) + 1))
     for tick in ticks:
