@@ -57,6 +57,14 @@ GenerationOptions generation_options(const Engine& engine, const py::object& con
     }
     given.seed = seed.cast<uint64_t>();
   }
+  const py::object logit_bias = config.attr("logit_bias");
+  if (!logit_bias.is_none()) {
+    std::vector<std::pair<int32_t, float>> biases;
+    for (const auto& [id, bias] : logit_bias.cast<py::dict>()) {
+      biases.emplace_back(id.cast<int32_t>(), bias.cast<float>());
+    }
+    given.logit_bias = std::move(biases);
+  }
   options.sampling = value_or_raise(engine.choose_sampling(given));
   options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
   const py::object grammar = config.attr("grammar");

@@ -97,12 +97,14 @@ class GenerationConfig:
     min_p: Optional[float]
     repetition_penalty: Optional[float]
     seed: Optional[int]
+    logit_bias: Optional[Mapping[int, float]]
     stop: tuple[str, ...]
     grammar: Optional[str]
     json_schema: Optional[Union[dict, bool, str]]
     def __init__(self, *, max_new_tokens: Optional[int] = 128, temperature: Optional[float] = None,
                  top_k: Optional[int] = None, top_p: Optional[float] = None, min_p: Optional[float] = None,
                  repetition_penalty: Optional[float] = None, seed: Optional[int] = None,
+                 logit_bias: Optional[Mapping[int, float]] = None,
                  stop: tuple[str, ...] = (), grammar: Optional[str] = None,
                  json_schema: Optional[Union[dict, bool, str]] = None) -> None: ...
 

@@ -6,7 +6,7 @@ import os
 import queue
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator, Optional, Tuple, Union
+from typing import Callable, Iterator, Mapping, Optional, Tuple, Union
 
 from ._errors import Error
 from ._staticlm import Program, Tokenizer, _Runner, program_metadata
@@ -29,6 +29,9 @@ class GenerationConfig:
     min_p: Optional[float] = None
     repetition_penalty: Optional[float] = None
     seed: Optional[int] = None
+    # {token id: bias}, bias in [-100, 100] added to the token's logit (-100 bans it), as OpenAI's
+    # logit_bias; greedy decoding sees it too.
+    logit_bias: Optional[Mapping[int, float]] = None
     stop: Tuple[str, ...] = ()  # stop before the first occurrence of any of these
     # Constrained output (docs/structured_output.md), at most one of the two: a GBNF grammar's
     # text, or a JSON Schema (a dict, True, or its JSON text) the output must be valid under.

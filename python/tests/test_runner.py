@@ -74,6 +74,24 @@ def test_unset_fields_take_the_programs_generation_config(program, runner, cli):
         runner.generate(PROMPT, staticlm.GenerationConfig(seed=-1))
 
 
+def test_logit_bias_forces_and_bans_tokens_as_the_cli_does(program, runner, cli):
+    free = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=6, temperature=0))
+    first = free.tokens[0]
+    banned = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=6, temperature=0,
+                                                               logit_bias={first: -100}))
+    assert first not in banned.tokens
+    forced = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=3, temperature=0,
+                                                               logit_bias={7: 100}))
+    assert forced.tokens == [7, 7, 7]
+    code, out, err = cli("run", program, "-p", PROMPT, "-n", "6", "--temp", "0", "-q", "--logit-bias", f"{first}-inf")
+    assert code == 0, err
+    assert out.decode() == banned.text + "\n"
+    code, out, err = cli("run", program, "-p", PROMPT, "--logit-bias", "7*2")
+    assert code != 0 and "--logit-bias: expected TOKEN_ID+BIAS or TOKEN_ID-BIAS" in err.decode()
+    with pytest.raises(staticlm.Error, match=r"logit_bias': token id 99999999 is outside the vocabulary"):
+        runner.generate(PROMPT, staticlm.GenerationConfig(logit_bias={99999999: 1.0}))
+
+
 def test_without_a_length_generation_runs_to_the_end_of_the_context(runner):
     result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=None, temperature=0))
     assert result.finish_reason == "context_full"

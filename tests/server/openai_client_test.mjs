@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The official `openai` npm client against `staticlm serve`: models, chat completions and
-// completions, streamed and not, seeded sampling, and the client's error types for a refused
-// parameter and a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY
+// completions, streamed and not, seeded sampling, logit_bias, the fields that change nothing
+// (store, metadata, service_tier, user), and the client's error types for a refused parameter and
+// a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY
 import OpenAI from 'openai';
 
 const [baseUrl, apiKey] = process.argv.slice(2);
@@ -86,6 +87,37 @@ try {
     streamedText += chunk.choices[0]?.text ?? '';
   }
   check(streamedText === first, `streamed completion "${streamedText}" differs from "${first}"`);
+
+  step = 'logit_bias forces and bans tokens';
+  const post = async (path, body) => {
+    const reply = await fetch(`${baseUrl}${path}`, {
+      method: 'POST', headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    check(reply.ok, `${path}: status ${reply.status}`);
+    return reply.json();
+  };
+  const { tokens: lord } = await post('/tokenize', { content: ' LORD' });
+  check(lord.length >= 1, `no tokens for " LORD": ${JSON.stringify(lord)}`);
+  const forced = await client.completions.create({
+    model, prompt: 'In the beginning', max_tokens: 3, temperature: 0, logit_bias: { [lord[0]]: 100 },
+  });
+  const { content: thrice } = await post('/detokenize', { tokens: [lord[0], lord[0], lord[0]] });
+  check(forced.choices[0].text === thrice, `forced "${forced.choices[0].text}", expected "${thrice}"`);
+  const free = await client.completions.create({ model, prompt: 'In the beginning', max_tokens: 6, temperature: 0 });
+  const { tokens: freeTokens } = await post('/tokenize', { content: free.choices[0].text });
+  const banned = await client.completions.create({
+    model, prompt: 'In the beginning', max_tokens: 6, temperature: 0, logit_bias: { [freeTokens[0]]: -100 },
+  });
+  const { tokens: bannedTokens } = await post('/tokenize', { content: banned.choices[0].text });
+  check(!bannedTokens.includes(freeTokens[0]), `token ${freeTokens[0]} was banned but appears in "${banned.choices[0].text}"`);
+
+  step = 'fields that change nothing';
+  const tolerant = await client.chat.completions.create({
+    model, messages: [{ role: 'user', content: 'Who made the heaven?' }], max_tokens: 12, temperature: 0,
+    store: false, metadata: { app: 'test' }, service_tier: 'auto', user: 'someone',
+  });
+  check(tolerant.choices[0].message.content === plain.choices[0].message.content, 'ignored fields changed the reply');
 
   step = 'a refused parameter';
   try {

@@ -297,6 +297,30 @@ def test_the_web_page_in_headless_chromium(serve, long_model):
     node_test("web_page_test.mjs", f"http://127.0.0.1:{server.port}", str(ARTIFACTS / "web_page.png"))
 
 
+@pytest.fixture
+def page_origin(tmp_path):
+    """An empty page served from another origin (another port) than the server's."""
+    import functools
+    import http.server
+
+    (tmp_path / "index.html").write_text("<!doctype html><title>another origin</title>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_a_page_of_another_origin_in_headless_chromium(serve, page_origin):
+    if not os.path.exists(os.environ.get("CHROMIUM", "/usr/bin/chromium")):
+        pytest.fail("Debian's chromium is needed: run scripts/install-deps")
+    allowed = serve("--cors-origin", page_origin, api_key="page-key")
+    node_test("cors_page_test.mjs", page_origin + "/", f"http://127.0.0.1:{allowed.port}", "page-key", "allowed")
+    elsewhere = serve("--cors-origin", "http://127.0.0.1:1", api_key="page-key")
+    node_test("cors_page_test.mjs", page_origin + "/", f"http://127.0.0.1:{elsewhere.port}", "page-key", "blocked")
+
+
 def test_a_request_without_sampling_fields_samples_as_the_program_says(serve):
     # The bundled model's generation_config.json: do_sample, temperature 0.7, top_k 40, top_p 0.9,
     # repetition_penalty 1.1.

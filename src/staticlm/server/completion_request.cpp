@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/server/completion_request.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "staticlm/core/utf8.h"
 #include "staticlm/json/strict_json.h"
@@ -13,26 +17,15 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Fields each endpoint understands; anything else is refused by name, as OpenAI does.
-constexpr std::string_view kCommonFields[] = {"model",
-                                              "max_tokens",
-                                              "temperature",
-                                              "top_p",
-                                              "top_k",
-                                              "min_p",
-                                              "seed",
-                                              "stop",
-                                              "stream",
-                                              "stream_options",
-                                              "n",
-                                              "logprobs",
-                                              "top_logprobs",
-                                              "frequency_penalty",
-                                              "presence_penalty",
-                                              "repeat_penalty",
-                                              "logit_bias",
-                                              "user",
-                                              "grammar",
-                                              "json_schema"};
+constexpr std::string_view kCommonFields[] = {
+    "model", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stream", "stream_options", "n",
+    "logprobs", "top_logprobs", "frequency_penalty", "presence_penalty", "repeat_penalty", "logit_bias", "user",
+    "grammar", "json_schema",
+    // Accepted and ignored: they do not change the output.
+    "store", "metadata", "service_tier",
+    // llama-server's: mapped onto the sampler, or refused
+    // by name where they would change what it does.
+    "n_predict", "cache_prompt", "repeat_last_n", "typical_p", "mirostat", "mirostat_tau", "mirostat_eta", "n_probs"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls",
     "response_format", "chat_template_kwargs"};
@@ -217,8 +210,14 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
   if (auto it = body.find("top_logprobs"); it != body.end() && !it->is_null() && *it != 0) {
     return field_error("top_logprobs", "log probabilities are not supported");
   }
-  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() && !(it->is_object() && it->empty())) {
-    return field_error("logit_bias", "logit bias is not supported");
+  if (auto it = body.find("n_probs"); it != body.end() && !it->is_null() && *it != 0) {
+    return field_error("n_probs", "token probabilities are not supported");
+  }
+  if (auto it = body.find("typical_p"); it != body.end() && !it->is_null() && *it != 1 && *it != 1.0) {
+    return field_error("typical_p", "locally typical sampling is not supported (1 = off)");
+  }
+  if (auto it = body.find("mirostat"); it != body.end() && !it->is_null() && *it != 0) {
+    return field_error("mirostat", "mirostat sampling is not supported (0 = off)");
   }
   if (endpoint == Endpoint::kChatCompletions) {
     const bool has_tools = body.contains("tools") && !body["tools"].is_null();
@@ -249,6 +248,61 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
     }
   }
   return ok_status();
+}
+
+// OpenAI's {"token id": bias} object, or llama-server's [[token id, bias | false], ...] (false
+// bans the token, as a bias of -100 does).
+Result<std::optional<std::vector<std::pair<int32_t, float>>>> parse_logit_bias(const Json& body,
+                                                                               const RequestLimits& limits) {
+  auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null()) {
+    return std::optional<std::vector<std::pair<int32_t, float>>>();
+  }
+  std::vector<std::pair<int32_t, float>> biases;
+  auto add = [&](std::string_view where, int64_t id, const Json& bias) -> Status {
+    const std::string field = str_cat("logit_bias.", where);
+    if (limits.vocab_size > 0 && (id < 0 || id >= limits.vocab_size)) {
+      return field_error(field, str_cat("token id ", id, " is outside the vocabulary [0, ", limits.vocab_size, ")"));
+    }
+    if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+      return field_error(field, str_cat("expected a token id in [0, 2^31), found ", id));
+    }
+    if (bias == false) {
+      biases.emplace_back(static_cast<int32_t>(id), -100.0f);
+      return ok_status();
+    }
+    if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
+      return field_error(field, str_cat("expected a bias in [-100, 100], found ", bias.dump()));
+    }
+    for (const auto& [seen, unused] : biases) {
+      if (seen == id) {
+        return field_error(field, str_cat("token id ", id, " is given twice"));
+      }
+    }
+    biases.emplace_back(static_cast<int32_t>(id), bias.get<float>());
+    return ok_status();
+  };
+  if (it->is_object()) {
+    for (const auto& [key, bias] : it->items()) {
+      int64_t id = 0;
+      const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (error != std::errc() || end != key.data() + key.size() || key.empty()) {
+        return field_error(str_cat("logit_bias.", key), "expected a token id (a decimal integer) as the key");
+      }
+      STATICLM_RETURN_IF_ERROR(add(key, id, bias));
+    }
+  } else if (it->is_array()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& pair = (*it)[i];
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer()) {
+        return field_error(str_cat("logit_bias[", i, "]"), "expected a [token id, bias] pair");
+      }
+      STATICLM_RETURN_IF_ERROR(add(str_cat(i), pair[0].get<int64_t>(), pair[1]));
+    }
+  } else {
+    return type_error("logit_bias", "an object of token id to bias", *it);
+  }
+  return std::optional(std::move(biases));
 }
 
 // OpenAI's response_format ({"type": "text" | "json_object" | "json_schema"}), llama-server's
@@ -415,6 +469,19 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
 
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
   STATICLM_ASSIGN_OR_RETURN(request.max_tokens, integer(json, "max_tokens", 1, kMaxInt));
+  // llama-server's n_predict: -1 is "until the end", as an absent max_tokens.
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n_predict, integer(json, "n_predict", -1, kMaxInt));
+  if (n_predict && *n_predict == 0) {
+    return field_error("n_predict", "expected -1 (no limit) or a count >= 1, found 0");
+  }
+  if (n_predict && *n_predict > 0) {
+    if (request.max_tokens && *request.max_tokens != *n_predict) {
+      return field_error("n_predict", "differs from max_tokens; give one of them");
+    }
+    request.max_tokens = n_predict;
+  }
+  // The prompt's cache is always kept and reused; asking for it or not changes no output.
+  STATICLM_RETURN_IF_ERROR(boolean(json, "cache_prompt", true).status());
   if (endpoint == Endpoint::kChatCompletions) {
     STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> max_completion,
                               integer(json, "max_completion_tokens", 1, kMaxInt));
@@ -440,6 +507,16 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
                                                                  std::numeric_limits<int64_t>::max()));
   if (seed) {
     s.seed = static_cast<uint64_t>(*seed);
+  }
+  STATICLM_ASSIGN_OR_RETURN(s.logit_bias, parse_logit_bias(json, limits));
+  // llama-server's repeat_last_n: the penalties' window, -1 the whole history (0 turns the
+  // penalties off there, which repeat_penalty 1 says here).
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> repeat_last_n, integer(json, "repeat_last_n", -1, kMaxInt));
+  if (repeat_last_n && *repeat_last_n == 0) {
+    return field_error("repeat_last_n", "0 (penalties off) is not supported: give repeat_penalty 1 instead");
+  }
+  if (repeat_last_n) {
+    s.repetition_window = *repeat_last_n < 0 ? 0 : *repeat_last_n;
   }
   STATICLM_RETURN_IF_ERROR(parse_stop(json, limits, request.stop));
   STATICLM_RETURN_IF_ERROR(parse_constraint(json, endpoint, request));

@@ -26,6 +26,7 @@ struct RequestLimits {
   size_t max_messages = 4096;
   int max_json_depth = 64;
   bool template_uses_tools = false;  // the model's chat template reads `tools`
+  int64_t vocab_size = 0;            // logit_bias's token ids lie in [0, vocab_size); 0: not checked here
 };
 
 struct CompletionRequest {

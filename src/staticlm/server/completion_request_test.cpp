@@ -3,6 +3,9 @@
 // and that hostile bodies get an error instead of a crash or a silent default.
 #include "staticlm/server/completion_request.h"
 
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace staticlm::server {
@@ -90,7 +93,6 @@ TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
   expect_refused(chat(with_hello(R"("n": 3)")), "n", "only n = 1");
   expect_refused(chat(with_hello(R"("logprobs": true)")), "logprobs", "not supported");
   expect_refused(chat(with_hello(R"("top_logprobs": 2)")), "top_logprobs", "not supported");
-  expect_refused(chat(with_hello(R"("logit_bias": {"5": 10})")), "logit_bias", "not supported");
   expect_refused(chat(with_hello(R"("response_format": {"type": "xml"})")), "response_format",
                  "not one of text, json_object, json_schema");
   expect_refused(chat(with_hello(R"("response_format": {"type": "json_schema"})")), "response_format",
@@ -116,6 +118,56 @@ TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
   expect_refused(chat(with_hello(R"("stream_options": {"include_usage": true})")), "stream_options", "stream is true");
   expect_refused(chat(with_hello(R"("stream": true, "stream_options": {"chunk": 1})")), "stream_options.chunk",
                  "unrecognized");
+}
+
+TEST(CompletionRequestTest, LogitBiasIsOpenAIsObjectOrLlamaServersPairs) {
+  RequestLimits limits;
+  limits.vocab_size = 100;
+  auto object = parse_completion_request(with_hello(R"("logit_bias": {"5": 10, "7": -100, "9": 0.5})"),
+                                         Endpoint::kChatCompletions, limits);
+  ASSERT_TRUE(object.ok()) << object.status().to_string();
+  using Biases = std::vector<std::pair<int32_t, float>>;
+  EXPECT_EQ(*object->sampling.logit_bias, (Biases{{5, 10.0f}, {7, -100.0f}, {9, 0.5f}}));
+  auto pairs = parse_completion_request(R"({"prompt": "x", "logit_bias": [[3, false], [4, 2]]})",
+                                        Endpoint::kCompletions, limits);
+  ASSERT_TRUE(pairs.ok()) << pairs.status().to_string();
+  EXPECT_EQ(*pairs->sampling.logit_bias, (Biases{{3, -100.0f}, {4, 2.0f}})) << "false bans, as -100 does";
+  auto outside =
+      parse_completion_request(with_hello(R"("logit_bias": {"100": 1})"), Endpoint::kChatCompletions, limits);
+  expect_refused(outside, "logit_bias.100", "outside the vocabulary [0, 100)");
+  expect_refused(chat(with_hello(R"("logit_bias": {"abc": 1})")), "logit_bias.abc", "a token id");
+  expect_refused(chat(with_hello(R"("logit_bias": {"-1": 1})")), "logit_bias.-1", "expected a token id in");
+  expect_refused(chat(with_hello(R"("logit_bias": {"5": 101})")), "logit_bias.5", "[-100, 100]");
+  expect_refused(chat(with_hello(R"("logit_bias": {"5": "up"})")), "logit_bias.5", "[-100, 100]");
+  expect_refused(chat(with_hello(R"("logit_bias": [[1, 1], [1, 2]])")), "logit_bias.1", "given twice");
+  expect_refused(chat(with_hello(R"("logit_bias": [[1]])")), "logit_bias[0]", "[token id, bias] pair");
+  expect_refused(chat(with_hello(R"("logit_bias": 5)")), "logit_bias", "an object");
+  EXPECT_TRUE(chat(with_hello(R"("logit_bias": {})")).ok());
+}
+
+TEST(CompletionRequestTest, FieldsThatChangeNothingAreAccepted) {
+  auto request = chat(with_hello(R"("store": true, "metadata": {"app": "x"}, "service_tier": "auto",
+                                    "user": "u", "parallel_tool_calls": true)"));
+  ASSERT_TRUE(request.ok()) << request.status().to_string();
+  EXPECT_TRUE(request->sampling.empty());
+}
+
+TEST(CompletionRequestTest, LlamaServerSamplingFieldsMapOrAreRefused) {
+  auto request = completion(R"({"prompt": "x", "n_predict": 12, "cache_prompt": false, "repeat_last_n": 32,
+                                "typical_p": 1.0, "mirostat": 0, "n_probs": 0})");
+  ASSERT_TRUE(request.ok()) << request.status().to_string();
+  EXPECT_EQ(request->max_tokens, 12);
+  EXPECT_EQ(request->sampling.repetition_window, 32);
+  auto whole = completion(R"({"prompt": "x", "repeat_last_n": -1, "n_predict": -1})");
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  EXPECT_EQ(whole->sampling.repetition_window, 0) << "-1: the whole history";
+  EXPECT_FALSE(whole->max_tokens.has_value()) << "-1: no limit";
+  expect_refused(completion(R"({"prompt": "x", "repeat_last_n": 0})"), "repeat_last_n", "repeat_penalty 1");
+  expect_refused(completion(R"({"prompt": "x", "n_predict": 3, "max_tokens": 4})"), "n_predict", "differs");
+  expect_refused(completion(R"({"prompt": "x", "typical_p": 0.9})"), "typical_p", "not supported");
+  expect_refused(completion(R"({"prompt": "x", "mirostat": 2})"), "mirostat", "not supported");
+  expect_refused(completion(R"({"prompt": "x", "n_probs": 5})"), "n_probs", "not supported");
+  expect_refused(completion(R"({"prompt": "x", "cache_prompt": "yes"})"), "cache_prompt", "expected a boolean");
 }
 
 TEST(CompletionRequestTest, WrongTypesAndRangesNameTheField) {

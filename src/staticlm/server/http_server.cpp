@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -133,6 +134,25 @@ std::string bind_failure(const std::string& host, int port) {
   }
 }
 
+// "scheme://host[:port]", as a browser sends it in Origin: no path, query or user info.
+bool is_origin(std::string_view origin) {
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0 || scheme_end + 3 == origin.size()) {
+    return false;
+  }
+  for (char c : origin.substr(0, scheme_end)) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') {
+      return false;
+    }
+  }
+  for (char c : origin.substr(scheme_end + 3)) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != ':' && c != '[' && c != ']') {
+      return false;
+    }
+  }
+  return true;
+}
+
 void reply_unauthorized(httplib::Response& res, const ApiError& error) {
   res.set_header("WWW-Authenticate", "Bearer");
   reply_error(res, error);
@@ -165,6 +185,9 @@ class Server::Impl {
   void post(const std::string& pattern, BodyHandler handler);
   // The 401 to answer when the endpoint needs the API key and the request lacks it.
   std::optional<ApiError> api_key_refusal(const httplib::Request& req) const;
+  // Sets the CORS headers when the request comes from an allowed origin; true then.
+  bool cors_headers(const httplib::Request& req, httplib::Response& res) const;
+  void answer_preflight(const httplib::Request& req, httplib::Response& res) const;
   bool require_model(httplib::Response& res) const;
   void models(httplib::Response& res) const;
   void completion(std::string_view body, httplib::Response& res, Endpoint endpoint);
@@ -210,6 +233,12 @@ void Server::Impl::install_routes() {
   });
   // Runs before any byte of the body is read.
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // First, so that every response to an allowed origin carries them: errors, refusals and
+    // streams alike (a browser hides a response without them from the page, errors included).
+    if (cors_headers(req, res) && req.method == "OPTIONS") {
+      answer_preflight(req, res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const RequestFraming framing = framing_of(req);
     if (std::optional<ApiError> refused = refuse_framing(framing)) {
       reply_and_close(res, *refused);
@@ -254,6 +283,35 @@ void Server::Impl::install_routes() {
       res.set_content(asset->body.data(), asset->body.size(), std::string(asset->content_type).c_str());
     });
   }
+}
+
+bool Server::Impl::cors_headers(const httplib::Request& req, httplib::Response& res) const {
+  if (options_.cors_origins.empty() || !req.has_header("Origin")) {
+    return false;
+  }
+  const std::string origin = req.get_header_value("Origin");
+  const bool any =
+      std::find(options_.cors_origins.begin(), options_.cors_origins.end(), "*") != options_.cors_origins.end();
+  if (!any &&
+      std::find(options_.cors_origins.begin(), options_.cors_origins.end(), origin) == options_.cors_origins.end()) {
+    return false;
+  }
+  res.set_header("Access-Control-Allow-Origin", any ? "*" : origin.c_str());
+  if (!any) {
+    res.set_header("Vary", "Origin");  // caches must not serve this answer to another origin
+  }
+  res.set_header("Access-Control-Expose-Headers", "Retry-After");
+  return true;
+}
+
+void Server::Impl::answer_preflight(const httplib::Request& req, httplib::Response& res) const {
+  res.status = 204;
+  res.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS");
+  // The headers a page may send: its own list where it asks (preflights name what the fetch
+  // sets), else the ones the API reads.
+  const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+  res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked.c_str());
+  res.set_header("Access-Control-Max-Age", "600");
 }
 
 std::optional<ApiError> Server::Impl::api_key_refusal(const httplib::Request& req) const {
@@ -375,6 +433,7 @@ void Server::Impl::completion(std::string_view body, httplib::Response& res, End
   RequestLimits limits;
   limits.max_json_depth = kMaxJsonDepth;
   limits.template_uses_tools = chat_->chat_template.uses_tools();
+  limits.vocab_size = std::min<int64_t>(engine_->tokenizer().value()->vocab_size(), pool_->vocab_size());
   auto request = parse_completion_request(body, endpoint, limits);
   if (!request.ok()) {
     reply_error(res, api_error(request.status()));
@@ -482,6 +541,18 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   }
   if (options.max_body_bytes == 0) {
     return invalid_argument("option 'max_body_bytes': expected > 0");
+  }
+  for (const std::string& origin : options.cors_origins) {
+    if (origin == "*" && !options.api_key.empty()) {
+      return invalid_argument(
+          "option 'cors_origin': '*' with an API key would let any web page use the key: name the origins");
+    }
+    if (origin != "*" && !is_origin(origin)) {
+      return invalid_argument(
+          "option 'cors_origin': expected '*' or scheme://host[:port] (as a browser sends it, no "
+          "path), found '",
+          origin, "'");
+    }
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   impl->install_routes();

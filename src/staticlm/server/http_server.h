@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "staticlm/chat/program_chat_template.h"
 #include "staticlm/core/result.h"
@@ -23,6 +24,10 @@ struct ServerOptions {
   std::string api_key;             // required as a bearer token on every endpoint but /health; "" = none
   size_t max_body_bytes = 1u << 20;
   std::string model_name;  // the id /v1/models reports and responses carry
+  // Origins (scheme://host[:port]) whose pages may call the API from a browser, or "*" for any
+  // (refused with an api_key: any page could then spend the key a user typed into it). Empty:
+  // no CORS headers, as a browser's same-origin default.
+  std::vector<std::string> cors_origins;
   // How often a request waiting for a session, or generating a non-streamed reply, checks that its
   // client is still there.
   double client_check_seconds = 0.25;

@@ -26,7 +26,8 @@ std::vector<std::string> given_flags(const SamplingFlags& flags) {
       {flags.top_p_option, "--top-p"},
       {flags.min_p_option, "--min-p"},
       {flags.repetition_penalty_option, "--repeat-penalty"},
-      {flags.seed_option, "--seed"}};
+      {flags.seed_option, "--seed"},
+      {flags.logit_bias_option, "--logit-bias"}};
   std::vector<std::string> names;
   for (const auto& [option, name] : options) {
     if (given(option)) {
@@ -51,6 +52,34 @@ Result<std::optional<uint64_t>> parse_seed(const std::string& text) {
   return std::optional<uint64_t>(seed);
 }
 
+// llama.cpp's TOKEN_ID(+|-)BIAS: "15043+1", "15043-0.5", "15043-inf" (a ban, as -100 is).
+Result<std::vector<std::pair<int32_t, float>>> parse_logit_biases(const std::vector<std::string>& given) {
+  std::vector<std::pair<int32_t, float>> biases;
+  for (const std::string& text : given) {
+    const size_t sign = text.find_first_of("+-", 1);
+    int32_t id = -1;
+    const char* id_end = text.data() + (sign == std::string::npos ? text.size() : sign);
+    const auto [stop, error] = std::from_chars(text.data(), id_end, id);
+    const std::string bias_text = sign == std::string::npos ? "" : text.substr(sign);
+    float bias = 0.0f;
+    bool parsed = sign != std::string::npos && error == std::errc() && stop == id_end && id >= 0;
+    if (parsed && bias_text == "-inf") {
+      bias = -100.0f;
+    } else if (parsed) {
+      const char* first = bias_text.data() + (bias_text[0] == '+' ? 1 : 0);
+      const char* last = bias_text.data() + bias_text.size();
+      const auto [bias_stop, bias_error] = std::from_chars(first, last, bias);
+      parsed = bias_error == std::errc() && bias_stop == last && first != last;
+    }
+    if (!parsed) {
+      return invalid_argument(
+          "--logit-bias: expected TOKEN_ID+BIAS or TOKEN_ID-BIAS (e.g. 15043+1, 15043-inf), found '", text, "'");
+    }
+    biases.emplace_back(id, bias);
+  }
+  return biases;
+}
+
 }  // namespace
 
 void add_sampling_flags(CLI::App& app, SamplingFlags& flags) {
@@ -66,6 +95,11 @@ void add_sampling_flags(CLI::App& app, SamplingFlags& flags) {
       app.add_option("--repeat-penalty", flags.repetition_penalty, str_cat("Repetition penalty, 1 = off", kDefault));
   flags.seed_option =
       app.add_option("--seed", flags.seed, "Random seed; -1 (the default): a random one, printed")->type_name("INT");
+  flags.logit_bias_option =
+      app.add_option("-l,--logit-bias", flags.logit_bias,
+                     "Add BIAS to a token's logit, TOKEN_ID+BIAS or TOKEN_ID-BIAS; -inf or -100 bans it (repeatable)")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 Result<SamplingParams> choose_sampling(const Engine& engine, const SamplingFlags& flags) {
@@ -76,6 +110,9 @@ Result<SamplingParams> choose_sampling(const Engine& engine, const SamplingFlags
   if (given(flags.top_p_option)) overrides.top_p = flags.top_p;
   if (given(flags.min_p_option)) overrides.min_p = flags.min_p;
   if (given(flags.repetition_penalty_option)) overrides.repetition_penalty = flags.repetition_penalty;
+  if (given(flags.logit_bias_option)) {
+    STATICLM_ASSIGN_OR_RETURN(overrides.logit_bias, parse_logit_biases(flags.logit_bias));
+  }
   auto params = engine.choose_sampling(overrides);
   if (!params.ok()) {
     return with_flag_names(params.status(), kRunFlags);

@@ -182,6 +182,11 @@ Command add_serve_command(CLI::App& parent) {
   app->add_option("--max-body-bytes", args->server.max_body_bytes, "Largest request body accepted (413 beyond)")
       ->capture_default_str();
   app->add_option("--alias", args->server.model_name, "Model id to report (default: the file's name)");
+  app->add_option("--cors-origin", args->server.cors_origins,
+                  "Origin (scheme://host[:port]) whose web pages may call the API, or * for any without --api-key "
+                  "(repeatable; default: none)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (docs/chat.md)");
   add_engine_flags(*app, args->model);

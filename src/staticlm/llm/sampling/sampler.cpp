@@ -12,6 +12,9 @@ namespace {
 constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
 // top-p sorts only as much of the vocabulary as it walks: first this many, then doubling.
 constexpr int64_t kTopPFirstChunk = 256;
+// OpenAI's logit_bias range; its lower end bans the token.
+constexpr float kMinLogitBias = -100.0f;
+constexpr float kMaxLogitBias = 100.0f;
 
 bool is_finite(double value) {
   return std::isfinite(value);
@@ -46,6 +49,22 @@ Status SamplingParams::validate() const {
       return invalid_argument("sampling option '", name, "' must be in [-2, 2] (0 = off), found ", value);
     }
   }
+  std::vector<int32_t> ids;
+  ids.reserve(logit_bias.size());
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) {
+      return invalid_argument("sampling option 'logit_bias': token id ", id, " is negative");
+    }
+    if (!(bias >= kMinLogitBias && bias <= kMaxLogitBias)) {
+      return invalid_argument("sampling option 'logit_bias': the bias of token ", id, " must be in [-100, 100], found ",
+                              bias);
+    }
+    ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (auto repeated = std::adjacent_find(ids.begin(), ids.end()); repeated != ids.end()) {
+    return invalid_argument("sampling option 'logit_bias': token ", *repeated, " is given twice");
+  }
   return ok_status();
 }
 
@@ -61,6 +80,12 @@ Result<Sampler> Sampler::create(SamplingParams params, int64_t vocab_size) {
   if (vocab_size <= 0 || vocab_size > std::numeric_limits<int32_t>::max()) {
     return invalid_argument("sampler vocab_size must be in [1, ", std::numeric_limits<int32_t>::max(), "], found ",
                             vocab_size);
+  }
+  for (const auto& [id, bias] : params.logit_bias) {
+    if (id >= vocab_size) {
+      return invalid_argument("sampling option 'logit_bias': token id ", id, " is outside the vocabulary [0, ",
+                              vocab_size, ")");
+    }
   }
   return Sampler(params, vocab_size);
 }
@@ -89,6 +114,9 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
   if (all_masked) {
     return invalid_argument("logits: all ", vocab_size_, " values are -inf, no token can be sampled");
   }
+  if (!params_.logit_bias.empty() && !apply_logit_bias()) {
+    return invalid_argument("logit_bias bans every token the logits allow, no token can be sampled");
+  }
   if (params_.repetition_penalty == 1.0 && params_.frequency_penalty == 0.0 && params_.presence_penalty == 0.0) {
     return ok_status();
   }
@@ -107,6 +135,23 @@ Status Sampler::load_logits(std::span<const float> logits, std::span<const int32
   apply_repetition_penalty(window);
   apply_count_penalties(window);
   return ok_status();
+}
+
+bool Sampler::apply_logit_bias() {
+  for (const auto& [id, bias] : params_.logit_bias) {
+    float& logit = candidates_[static_cast<size_t>(id)].logit;
+    if (bias <= kMinLogitBias) {
+      logit = kNegativeInfinity;
+    } else if (std::isfinite(logit)) {  // a masked token stays masked (a grammar's mask)
+      logit = std::clamp(logit + bias, std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max());
+    }
+  }
+  for (const Candidate& candidate : candidates_) {
+    if (candidate.logit != kNegativeInfinity) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Sampler::apply_repetition_penalty(std::span<const int32_t> window) {

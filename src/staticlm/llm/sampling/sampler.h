@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sampler: picks the next token from one step's logits. The pipeline follows Hugging Face's
 // logits processors (and llama.cpp's samplers of the same names):
+//   0. logit bias (OpenAI's logit_bias): a token's bias is added to its logit; -100 bans it;
 //   1. repetition penalty over the distinct tokens of the history window
 //      (logit > 0 ? logit / penalty : logit * penalty);
 //   2. temperature == 0: argmax, lowest index on ties, no random draw; otherwise
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "staticlm/core/result.h"
@@ -33,17 +35,21 @@ struct SamplingParams {
   double frequency_penalty = 0.0;
   double presence_penalty = 0.0;
   uint64_t seed = 0;
+  // (token id, bias) pairs, ids distinct: the bias is added to the token's logit before anything
+  // else, in greedy decoding too; a bias of -100 bans the token (as OpenAI's logit_bias does).
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   // InvalidArgument naming the field when temperature is negative or not finite, top_k < 0,
   // top_p outside (0, 1], min_p outside [0, 1), repetition_penalty <= 0 (or not finite),
-  // repetition_window < 0, or a frequency / presence penalty outside [-2, 2].
+  // repetition_window < 0, a frequency / presence penalty outside [-2, 2], or a logit bias whose
+  // token id is negative or repeated or whose bias is outside [-100, 100].
   Status validate() const;
 };
 
 class Sampler {
  public:
-  // Fails with InvalidArgument for invalid params (see validate()) or a vocab_size that is not
-  // in [1, INT32_MAX].
+  // Fails with InvalidArgument for invalid params (see validate()), a vocab_size that is not in
+  // [1, INT32_MAX], or a logit bias for a token id outside the vocabulary.
   static Result<Sampler> create(SamplingParams params, int64_t vocab_size);
 
   // Returns the next token id. `logits` holds one score per vocabulary entry; -inf masks a
@@ -71,6 +77,7 @@ class Sampler {
   Sampler(SamplingParams params, int64_t vocab_size);
 
   Status load_logits(std::span<const float> logits, std::span<const int32_t> history);
+  bool apply_logit_bias();  // true when a token is left unmasked
   void apply_repetition_penalty(std::span<const int32_t> window);
   void apply_count_penalties(std::span<const int32_t> window);
   int32_t greedy_token() const;

@@ -454,6 +454,51 @@ TEST(SamplerTest, ValidationNamesTheBadField) {
   EXPECT_TRUE(params.validate().ok());
 }
 
+TEST(SamplerTest, LogitBiasShiftsGreedyAndBansAtMinusOneHundred) {
+  SamplingParams params;
+  params.logit_bias = {{2, 1.5f}};
+  Sampler sampler = make_sampler(params, 3);
+  EXPECT_EQ(sample_ok(sampler, {2.0f, 1.0f, 1.0f}), 2);  // 1.0 + 1.5 > 2.0
+  params.logit_bias = {{0, -100.0f}};
+  Sampler banning = make_sampler(params, 3);
+  EXPECT_EQ(sample_ok(banning, {150.0f, 1.0f, 0.5f}), 1);  // banned: 150 - 100 would still have won
+  params.temperature = 1.0;
+  Sampler sampled = make_sampler(params, 3);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_NE(sample_ok(sampled, {99.0f, 0.0f, 0.0f}), 0);  // 99 - 100 = -1 would be drawn about a quarter of the time
+  }
+}
+
+TEST(SamplerTest, LogitBiasLeavesAMaskedTokenMasked) {
+  SamplingParams params;
+  params.logit_bias = {{0, 100.0f}};
+  Sampler sampler = make_sampler(params, 2);
+  EXPECT_EQ(sample_ok(sampler, {-kInf, -5.0f}), 1);  // a grammar's mask outranks a bias
+  params.logit_bias = {{1, -100.0f}};
+  Sampler banning = make_sampler(params, 2);
+  Result<int32_t> none = banning.sample(std::vector<float>{-kInf, 1.0f}, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("logit_bias bans every token"), std::string::npos) << none.status().message();
+}
+
+TEST(SamplerTest, LogitBiasIsValidated) {
+  SamplingParams params;
+  params.logit_bias = {{1, 100.5f}};
+  expect_invalid(params, "logit_bias");
+  params.logit_bias = {{1, std::numeric_limits<float>::quiet_NaN()}};
+  expect_invalid(params, "logit_bias");
+  params.logit_bias = {{-1, 1.0f}};
+  expect_invalid(params, "logit_bias");
+  params.logit_bias = {{3, 1.0f}, {3, 2.0f}};
+  expect_invalid(params, "logit_bias");
+  params.logit_bias = {{10, 1.0f}};
+  EXPECT_TRUE(params.validate().ok());
+  Result<Sampler> outside = Sampler::create(params, 10);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("token id 10 is outside the vocabulary [0, 10)"), std::string::npos)
+      << outside.status().message();
+}
+
 TEST(SamplerTest, CreateRefusesAnEmptyVocabulary) {
   Result<Sampler> sampler = Sampler::create(SamplingParams{}, 0);
   ASSERT_FALSE(sampler.ok());

@@ -16,6 +16,10 @@ SamplingParams with_overrides(SamplingParams params, const SamplingOverrides& gi
   params.repetition_penalty = given.repetition_penalty.value_or(params.repetition_penalty);
   params.frequency_penalty = given.frequency_penalty.value_or(params.frequency_penalty);
   params.presence_penalty = given.presence_penalty.value_or(params.presence_penalty);
+  params.repetition_window = given.repetition_window.value_or(params.repetition_window);
+  if (given.logit_bias) {
+    params.logit_bias = *given.logit_bias;
+  }
   return params;
 }
 
@@ -23,7 +27,7 @@ SamplingParams with_overrides(SamplingParams params, const SamplingOverrides& gi
 
 bool SamplingOverrides::empty() const {
   return !temperature && !top_k && !top_p && !min_p && !repetition_penalty && !frequency_penalty && !presence_penalty &&
-         !seed;
+         !seed && !logit_bias && !repetition_window;
 }
 
 Result<SamplingParams> resolve_sampling(const SamplingParams& defaults, const SamplingOverrides& given) {
@@ -66,6 +70,9 @@ std::string describe_sampling(const SamplingParams& params) {
   }
   if (params.presence_penalty != 0.0) {
     text += str_cat(", presence-penalty ", params.presence_penalty);
+  }
+  if (!params.logit_bias.empty()) {
+    text += str_cat(", logit-bias on ", params.logit_bias.size(), params.logit_bias.size() == 1 ? " token" : " tokens");
   }
   return text;
 }

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "staticlm/core/result.h"
 #include "staticlm/llm/sampling/sampler.h"
@@ -23,7 +25,9 @@ struct SamplingOverrides {
   std::optional<double> repetition_penalty;
   std::optional<double> frequency_penalty;
   std::optional<double> presence_penalty;
-  std::optional<uint64_t> seed;  // empty: random_seed()
+  std::optional<int64_t> repetition_window;  // 0: the whole history
+  std::optional<uint64_t> seed;              // empty: random_seed()
+  std::optional<std::vector<std::pair<int32_t, float>>> logit_bias;
 
   bool empty() const;
 };
