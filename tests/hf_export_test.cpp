@@ -69,7 +69,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen3", KvUpdateForm::kReturned}, FamilyCase{"gemma3", KvUpdateForm::kInPlace},
                       FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
                       FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
-                      FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
+                      FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
+                      FamilyCase{"smollm3", KvUpdateForm::kReturned},
+                      FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
                       FamilyCase{"mistral_window", KvUpdateForm::kReturned},
                       FamilyCase{"qwen2_window", KvUpdateForm::kInPlace},
                       FamilyCase{"qwen2_window", KvUpdateForm::kReturned}),
@@ -164,7 +166,8 @@ TEST(HfExportRefusalTest, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("GPTNeoXForCausalLM is not supported (supported: LlamaForCausalLM, "
                                   "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-                                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM)"),
+                                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
+                                  "SmolLM3ForCausalLM)"),
             std::string::npos)
       << status.message();
 }

@@ -40,6 +40,7 @@ Result<DecoderModel> load_qwen2(const HfConfig&, const SafetensorsCheckpoint&, C
 Result<DecoderModel> load_mistral(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 Result<DecoderModel> load_qwen3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 Result<DecoderModel> load_phi3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_smollm3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 
 // Pre-norm blocks (RMSNorm, attention, residual; RMSNorm, SwiGLU MLP, residual), final RMSNorm, head;
 // the embeddings, the blocks' outputs and the logits scaled where the model has those constants.
@@ -50,6 +51,7 @@ Result<std::unique_ptr<Graph>> build_llama_graph(const DecoderModel& model, std:
 extern const std::string_view kQwen2ConfigDefaults;  // Qwen2Config's and Qwen3Config's
 extern const std::string_view kMistralConfigDefaults;
 extern const std::string_view kPhi3ConfigDefaults;
+extern const std::string_view kSmolLM3ConfigDefaults;
 
 // Gemma 2 and 3 (gemma.cpp): scaled embeddings, (1 + w) RMSNorms (folded into the weights), norms
 // before and after attention and the MLP, GeGLU, per-layer windows, ropes and soft-caps.
