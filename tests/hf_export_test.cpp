@@ -70,7 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
                       FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
                       FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
-                      FamilyCase{"smollm3", KvUpdateForm::kReturned},
+                      FamilyCase{"smollm3", KvUpdateForm::kReturned}, FamilyCase{"granite", KvUpdateForm::kInPlace},
+                      FamilyCase{"granite", KvUpdateForm::kReturned},
                       FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
                       FamilyCase{"mistral_window", KvUpdateForm::kReturned},
                       FamilyCase{"qwen2_window", KvUpdateForm::kInPlace},
@@ -167,7 +168,7 @@ TEST(HfExportRefusalTest, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_NE(status.message().find("GPTNeoXForCausalLM is not supported (supported: LlamaForCausalLM, "
                                   "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
                                   "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
-                                  "SmolLM3ForCausalLM)"),
+                                  "SmolLM3ForCausalLM, GraniteForCausalLM)"),
             std::string::npos)
       << status.message();
 }

@@ -10,7 +10,7 @@
 namespace staticlm {
 namespace {
 
-const std::array<ModelFamily, 9> kFamilies = {{
+const std::array<ModelFamily, 10> kFamilies = {{
     {"LlamaForCausalLM", {}, load_llama, build_llama_graph},
     {"Qwen2ForCausalLM", kQwen2ConfigDefaults, load_qwen2, build_llama_graph},
     {"MistralForCausalLM", kMistralConfigDefaults, load_mistral, build_llama_graph},
@@ -20,6 +20,7 @@ const std::array<ModelFamily, 9> kFamilies = {{
     {"Gemma3ForConditionalGeneration", kGemma3TextConfigDefaults, load_gemma3, build_gemma_graph},
     {"Phi3ForCausalLM", kPhi3ConfigDefaults, load_phi3, build_llama_graph},
     {"SmolLM3ForCausalLM", kSmolLM3ConfigDefaults, load_smollm3, build_llama_graph},
+    {"GraniteForCausalLM", kGraniteConfigDefaults, load_granite, build_llama_graph},
 }};
 
 const ModelFamily* family_of(std::span<const std::string> architectures) {

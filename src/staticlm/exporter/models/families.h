@@ -41,6 +41,7 @@ Result<DecoderModel> load_mistral(const HfConfig&, const SafetensorsCheckpoint&,
 Result<DecoderModel> load_qwen3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 Result<DecoderModel> load_phi3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 Result<DecoderModel> load_smollm3(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+Result<DecoderModel> load_granite(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
 
 // Pre-norm blocks (RMSNorm, attention, residual; RMSNorm, SwiGLU MLP, residual), final RMSNorm, head;
 // the embeddings, the blocks' outputs and the logits scaled where the model has those constants.
@@ -52,6 +53,7 @@ extern const std::string_view kQwen2ConfigDefaults;  // Qwen2Config's and Qwen3C
 extern const std::string_view kMistralConfigDefaults;
 extern const std::string_view kPhi3ConfigDefaults;
 extern const std::string_view kSmolLM3ConfigDefaults;
+extern const std::string_view kGraniteConfigDefaults;
 
 // Gemma 2 and 3 (gemma.cpp): scaled embeddings, (1 + w) RMSNorms (folded into the weights), norms
 // before and after attention and the MLP, GeGLU, per-layer windows, ropes and soft-caps.
