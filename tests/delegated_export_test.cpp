@@ -120,7 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
                       FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
                       FamilyCase{"smollm3", KvUpdateForm::kReturned}, FamilyCase{"granite", KvUpdateForm::kInPlace},
-                      FamilyCase{"granite", KvUpdateForm::kReturned},
+                      FamilyCase{"granite", KvUpdateForm::kReturned}, FamilyCase{"olmo2", KvUpdateForm::kInPlace},
+                      FamilyCase{"olmo2", KvUpdateForm::kReturned},
                       FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
                       FamilyCase{"qwen2_window", KvUpdateForm::kReturned}),
     [](const auto& test_info) {

@@ -71,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
                       FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
                       FamilyCase{"smollm3", KvUpdateForm::kReturned}, FamilyCase{"granite", KvUpdateForm::kInPlace},
-                      FamilyCase{"granite", KvUpdateForm::kReturned},
+                      FamilyCase{"granite", KvUpdateForm::kReturned}, FamilyCase{"olmo2", KvUpdateForm::kInPlace},
+                      FamilyCase{"olmo2", KvUpdateForm::kReturned},
                       FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
                       FamilyCase{"mistral_window", KvUpdateForm::kReturned},
                       FamilyCase{"qwen2_window", KvUpdateForm::kInPlace},
@@ -168,7 +169,7 @@ TEST(HfExportRefusalTest, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_NE(status.message().find("GPTNeoXForCausalLM is not supported (supported: LlamaForCausalLM, "
                                   "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
                                   "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
-                                  "SmolLM3ForCausalLM, GraniteForCausalLM)"),
+                                  "SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM)"),
             std::string::npos)
       << status.message();
 }

@@ -10,7 +10,7 @@
 namespace staticlm {
 namespace {
 
-const std::array<ModelFamily, 10> kFamilies = {{
+const std::array<ModelFamily, 11> kFamilies = {{
     {"LlamaForCausalLM", {}, load_llama, build_llama_graph},
     {"Qwen2ForCausalLM", kQwen2ConfigDefaults, load_qwen2, build_llama_graph},
     {"MistralForCausalLM", kMistralConfigDefaults, load_mistral, build_llama_graph},
@@ -21,6 +21,7 @@ const std::array<ModelFamily, 10> kFamilies = {{
     {"Phi3ForCausalLM", kPhi3ConfigDefaults, load_phi3, build_llama_graph},
     {"SmolLM3ForCausalLM", kSmolLM3ConfigDefaults, load_smollm3, build_llama_graph},
     {"GraniteForCausalLM", kGraniteConfigDefaults, load_granite, build_llama_graph},
+    {"Olmo2ForCausalLM", kOlmo2ConfigDefaults, load_olmo2, build_olmo2_graph},
 }};
 
 const ModelFamily* family_of(std::span<const std::string> architectures) {

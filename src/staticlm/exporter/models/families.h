@@ -48,12 +48,19 @@ Result<DecoderModel> load_granite(const HfConfig&, const SafetensorsCheckpoint&,
 Result<std::unique_ptr<Graph>> build_llama_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
                                                  const DecoderMethodShape& shape);
 
+// OLMo 2 (olmo2.cpp): norms after attention and the MLP only, q / k norms over the whole projection.
+Result<DecoderModel> load_olmo2(const HfConfig&, const SafetensorsCheckpoint&, ConstantTable&, const FamilyOptions&);
+// Per layer attention, RMSNorm, residual; SwiGLU MLP, RMSNorm, residual; final RMSNorm, head.
+Result<std::unique_ptr<Graph>> build_olmo2_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                                 const DecoderMethodShape& shape);
+
 // The defaults of the config classes of the families below for keys a config.json may leave out.
 extern const std::string_view kQwen2ConfigDefaults;  // Qwen2Config's and Qwen3Config's
 extern const std::string_view kMistralConfigDefaults;
 extern const std::string_view kPhi3ConfigDefaults;
 extern const std::string_view kSmolLM3ConfigDefaults;
 extern const std::string_view kGraniteConfigDefaults;
+extern const std::string_view kOlmo2ConfigDefaults;
 
 // Gemma 2 and 3 (gemma.cpp): scaled embeddings, (1 + w) RMSNorms (folded into the weights), norms
 // before and after attention and the MLP, GeGLU, per-layer windows, ropes and soft-caps.
