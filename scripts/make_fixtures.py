@@ -17,7 +17,7 @@ sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from fixturegen import checkpoint, gemma_tokenizer, reference_model, self_checks, tokenizer  # noqa: E402
+from fixturegen import checkpoint, family_specs, gemma_tokenizer, reference_model, self_checks, tokenizer  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -26,7 +26,7 @@ PROMPT_LEN = 20
 GREEDY_STEPS = 16
 MIN_GREEDY_MARGIN = 0.02  # reseed a family whose greedy top-2 logits are closer than this
 MIN_GREEDY_DISTINCT = 6  # reseed a family whose greedy continuation is (nearly) one repeated token
-SIZE_BUDGET_BYTES = 2_000_000
+SIZE_BUDGET_BYTES = 2_500_000
 TRANSFORMERS_VERSION = "4.51.3"
 # o_proj / down_proj write into the residual stream this much louder than their input, so the
 # stream outgrows the (0.3-std) token embedding; with tied embeddings a weaker stream makes the
@@ -241,6 +241,130 @@ GEMMA_FAMILIES = {
     },
 }
 
+# The smaller families: Phi-3, SmolLM3, Granite 3 and OLMo 2, each at hidden 32 and two layers (the
+# fixtures' byte budget), with the byte-level tokenizer, and config.json as each family's config
+# class writes it. Every key as the real checkpoints have it.
+SMALL_COMMON = {
+    **COMMON,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+}
+SMALL_FAMILIES = {
+    "phi3": {
+        "seed": 1008,
+        "config": {
+            **SMALL_COMMON,
+            "architectures": ["Phi3ForCausalLM"],
+            "attention_bias": False,
+            "embd_pdrop": 0.0,
+            "eos_token_id": IM_END,
+            "model_type": "phi3",
+            # Phi-4-mini's layout: two query heads of 16 (no head_dim key) over one kv head, 12 of the
+            # 16 channels rotating (partial_rotary_factor 0.75).
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            # Shorter than the prompt: its forward uses the long factors, its first 16 tokens the short
+            # ones; max_position_embeddings / 16 = 32 makes the attention factor sqrt(1 + ln 32 / ln 16).
+            "original_max_position_embeddings": 16,
+            "pad_token_id": EOS,
+            "partial_rotary_factor": 0.75,
+            "resid_pdrop": 0.0,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {
+                "long_factor": [1.0, 1.25, 2.5, 5.0, 11.0, 23.0],
+                "short_factor": [1.0, 1.02, 1.05, 1.1, 1.3, 1.6],
+                "type": "longrope",
+            },
+            "rope_theta": 10000.0,
+            # As Phi-3-mini-4k's 2047 of 4096: shorter than the cache (and than the prompt here).
+            "sliding_window": 7,
+            "tie_word_embeddings": True,
+            "transformers_version": "4.45.0",
+        },
+        "generation": {"eos_token_id": [IM_END, EOS], "pad_token_id": EOS},
+        "tokenizer": ("<|begin_of_text|>", "<|im_end|>", "<|end_of_text|>", "GPT2TokenizerFast"),
+        # The short factors' reference: the first original_max_position_embeddings tokens alone.
+        "short_prompt_len": 16,
+    },
+    "smollm3": {
+        "seed": 1009,
+        "config": {
+            **SMALL_COMMON,
+            "architectures": ["SmolLM3ForCausalLM"],
+            "attention_bias": False,
+            "eos_token_id": IM_END,
+            "layer_types": ["full_attention", "full_attention"],
+            "max_window_layers": 2,
+            "mlp_bias": False,
+            "model_type": "smollm3",
+            # Layer 1 has no rope (as every 4th layer of SmolLM3-3B, here every 2nd).
+            "no_rope_layer_interval": 2,
+            "no_rope_layers": [1, 0],
+            "pad_token_id": EOS,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 5000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": True,
+            "transformers_version": "4.53.0",
+            "use_sliding_window": False,
+        },
+        "generation": {"eos_token_id": IM_END, "pad_token_id": EOS},
+        "tokenizer": (None, "<|im_end|>", "<|end_of_text|>", "PreTrainedTokenizerFast"),
+    },
+    "granite": {
+        "seed": 1010,
+        "config": {
+            **SMALL_COMMON,
+            "architectures": ["GraniteForCausalLM"],
+            "attention_bias": False,
+            # != 1 / sqrt(head_dim 8). (granite-3's 0.015625 = 1 / head_dim 64 would make these random
+            # weights' attention almost uniform, and their greedy runs one repeated token.)
+            "attention_multiplier": 0.5,
+            "embedding_multiplier": 12.0,
+            "eos_token_id": EOS,
+            "logits_scaling": 8.0,
+            "mlp_bias": False,
+            "model_type": "granite",
+            "pad_token_id": EOS,
+            "residual_multiplier": 0.22,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 5000000.0,
+            "tie_word_embeddings": True,
+        },
+        "generation": {"eos_token_id": EOS, "pad_token_id": EOS},
+        "tokenizer": ("<|begin_of_text|>", "<|end_of_text|>", "<|end_of_text|>", "GPT2TokenizerFast"),
+    },
+    "olmo2": {
+        "seed": 1011,
+        "config": {
+            **SMALL_COMMON,
+            "architectures": ["Olmo2ForCausalLM"],
+            "attention_bias": False,
+            "eos_token_id": EOS,
+            "model_type": "olmo2",
+            "pad_token_id": EOS,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 500000.0,
+            "tie_word_embeddings": False,
+        },
+        "generation": {"eos_token_id": EOS, "pad_token_id": EOS},
+        "tokenizer": (None, "<|end_of_text|>", "<|end_of_text|>", "GPT2TokenizerFast"),
+    },
+}
+
+# A family's weights and prompt under another config: the same checkpoint with a sliding window
+# shorter than the prompt (and than a prefill chunk of 8). The directory holds that config.json and
+# the reference; the checkpoint and tokenizer are the base family's (reference.json "checkpoint").
+WINDOW_VARIANTS = {
+    "mistral_window": ("mistral", {"sliding_window": 5}),
+    # Qwen2Config without layer_types (as transformers 4.51 writes it): layers from
+    # max_window_layers on slide, only with use_sliding_window.
+    "qwen2_window": ("qwen2", {"max_window_layers": 1, "sliding_window": 5, "use_sliding_window": True}),
+}
+
 SHARDED_FAMILY, SHARDED_DIR = "llama", "llama_sharded"
 
 NOTES = (
@@ -256,36 +380,60 @@ def json_text(value, sort_keys=True):
     return json.dumps(value, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n"
 
 
+def family_entry(family):
+    return {**FAMILIES, **GEMMA_FAMILIES, **SMALL_FAMILIES}[family]
+
+
 def make_config(family):
-    if family in GEMMA_FAMILIES:
-        return dict(sorted(GEMMA_FAMILIES[family]["config"].items()))
+    if family in WINDOW_VARIANTS:
+        base, edits = WINDOW_VARIANTS[family]
+        return dict(sorted({**make_config(base), **edits}.items()))
+    if family in GEMMA_FAMILIES or family in SMALL_FAMILIES:
+        return dict(sorted(family_entry(family)["config"].items()))
     config = {**COMMON, **FAMILIES[family]["config"]}
     return dict(sorted(config.items()))
 
 
 def make_weights(spec, maker):
     """Random weights in HF state_dict order. Scales keep the residual stream O(1) and the logits'
-    spread a few units, and make the attention scores O(1) (neither uniform nor one-hot)."""
-    maker.normal("model.embed_tokens.weight", (spec.vocab_size, spec.hidden_size), 0.3)
+    spread a few units, and make the attention scores O(1) (neither uniform nor one-hot).
+
+    Granite's multipliers are offset here: the table is logits_scaling times louder (the tied head
+    divides the logits by it again), and the blocks' outputs, which residual_multiplier damps, as
+    much louder again as the embedding_multiplier makes the embedding. Phi-3 stores its q / k / v
+    and gate / up projections fused; OLMo 2 has post-norms only and q / k norms over the whole
+    projection."""
+    embedding_std = 0.3 * spec.logits_scaling
+    gain = RESIDUAL_GAIN * spec.embed_scale * spec.logits_scaling / spec.residual_scale
+    maker.normal("model.embed_tokens.weight", (spec.vocab_size, spec.hidden_size), embedding_std)
     q_width, kv_width = spec.num_heads * spec.head_dim, spec.num_kv_heads * spec.head_dim
     for i in range(spec.num_layers):
         p = f"model.layers.{i}."
-        maker.norm(p + "input_layernorm.weight", spec.hidden_size)
-        maker.linear(p + "self_attn.q_proj.weight", q_width, spec.hidden_size)
-        maker.linear(p + "self_attn.k_proj.weight", kv_width, spec.hidden_size)
-        maker.linear(p + "self_attn.v_proj.weight", kv_width, spec.hidden_size)
+        if spec.norms == "pre":
+            maker.norm(p + "input_layernorm.weight", spec.hidden_size)
+        if spec.fused_projections:
+            maker.linear(p + "self_attn.qkv_proj.weight", q_width + 2 * kv_width, spec.hidden_size)
+        else:
+            maker.linear(p + "self_attn.q_proj.weight", q_width, spec.hidden_size)
+            maker.linear(p + "self_attn.k_proj.weight", kv_width, spec.hidden_size)
+            maker.linear(p + "self_attn.v_proj.weight", kv_width, spec.hidden_size)
         if spec.qkv_bias:
             maker.normal(p + "self_attn.q_proj.bias", (q_width,), 0.3)
             maker.normal(p + "self_attn.k_proj.bias", (kv_width,), 0.3)
             maker.normal(p + "self_attn.v_proj.bias", (kv_width,), 0.3)
-        maker.linear(p + "self_attn.o_proj.weight", spec.hidden_size, q_width, RESIDUAL_GAIN)
+        maker.linear(p + "self_attn.o_proj.weight", spec.hidden_size, q_width, gain)
         if spec.qk_norm:
-            maker.norm(p + "self_attn.q_norm.weight", spec.head_dim)
-            maker.norm(p + "self_attn.k_norm.weight", spec.head_dim)
+            maker.norm(p + "self_attn.q_norm.weight", q_width if spec.qk_norm_whole else spec.head_dim)
+            maker.norm(p + "self_attn.k_norm.weight", kv_width if spec.qk_norm_whole else spec.head_dim)
         maker.norm(p + "post_attention_layernorm.weight", spec.hidden_size)
-        maker.linear(p + "mlp.gate_proj.weight", spec.intermediate_size, spec.hidden_size)
-        maker.linear(p + "mlp.up_proj.weight", spec.intermediate_size, spec.hidden_size)
-        maker.linear(p + "mlp.down_proj.weight", spec.hidden_size, spec.intermediate_size, RESIDUAL_GAIN)
+        if spec.fused_projections:
+            maker.linear(p + "mlp.gate_up_proj.weight", 2 * spec.intermediate_size, spec.hidden_size)
+        else:
+            maker.linear(p + "mlp.gate_proj.weight", spec.intermediate_size, spec.hidden_size)
+            maker.linear(p + "mlp.up_proj.weight", spec.intermediate_size, spec.hidden_size)
+        maker.linear(p + "mlp.down_proj.weight", spec.hidden_size, spec.intermediate_size, gain)
+        if spec.norms == "post":
+            maker.norm(p + "post_feedforward_layernorm.weight", spec.hidden_size)
     maker.norm("model.norm.weight", spec.hidden_size)
     if not spec.tie_word_embeddings:
         maker.normal("lm_head.weight", (spec.vocab_size, spec.hidden_size), 0.3)
@@ -323,10 +471,10 @@ def make_gemma_weights(spec, maker):
 def build_family(family):
     """Draws weights and a prompt, computes and self-checks the reference; reseeds on a near tie."""
     config = make_config(family)
-    spec = reference_model.ModelSpec.from_config(config)
+    spec = family_specs.model_spec(config)
     gemma = family in GEMMA_FAMILIES
     for attempt in range(10):
-        seed = (GEMMA_FAMILIES if gemma else FAMILIES)[family]["seed"] + 100 * attempt
+        seed = family_entry(family)["seed"] + 100 * attempt
         maker = checkpoint.WeightMaker(seed)
         (make_gemma_weights if gemma else make_weights)(spec, maker)
         # Gemma's prompts avoid its special tokens (ids below the byte tokens).
@@ -357,14 +505,63 @@ def build_family(family):
         "seed": seed,
         "notes": NOTES,
     }
-    logits_bytes = logits.to(torch.float32).numpy().astype("<f4").tobytes()
+    logits_bytes = logits_file_bytes(logits)
+    short_len = family_entry(family).get("short_prompt_len")
+    if short_len is not None:
+        # longrope's short factors: transformers picks them for a sequence no longer than
+        # original_max_position_embeddings.
+        assert short_len == config["original_max_position_embeddings"] < PROMPT_LEN
+        short = reference_model.forward(weights, spec, prompt[:short_len])
+        assert relative_error(short, logits[:short_len]) > 1e-3, f"{family}: the short factors change nothing"
+        reference["short_factor_tokens"] = short_len
+        reference["short_factor_logits_file"] = "reference_short_logits.bin"
+        logits_bytes = {"reference_logits.bin": logits_bytes, "reference_short_logits.bin": logits_file_bytes(short)}
     return config, maker.tensors, reference, logits_bytes
 
 
+def logits_file_bytes(logits):
+    return logits.to(torch.float32).numpy().astype("<f4").tobytes()
+
+
+def relative_error(actual, expected):
+    return float((actual - expected).abs().max() / expected.abs().max())
+
+
+def build_window_variant(variant, base_built):
+    """The base family's weights and prompt under the variant's config (a window shorter than the
+    prompt): the reference logits, self-checked, and a reference.json naming the base's checkpoint."""
+    base, _ = WINDOW_VARIANTS[variant]
+    base_config, tensors, base_reference, _ = base_built
+    config = make_config(variant)
+    spec = family_specs.model_spec(config)
+    prompt = base_reference["prompt_tokens"]
+    weights = {n: torch.from_numpy(checkpoint.bf16_bits_to_float64(b)) for n, b in tensors.items()}
+    logits = reference_model.forward(weights, spec, prompt)
+    greedy, margins = reference_model.greedy(weights, spec, prompt, GREEDY_STEPS)
+    if min(margins) < MIN_GREEDY_MARGIN or len(set(greedy)) < MIN_GREEDY_DISTINCT:
+        raise RuntimeError(f"{variant}: greedy margin {min(margins):.1e}, {len(set(greedy))} distinct")
+    self_checks.check_forward(weights, spec, prompt, greedy, logits, variant)
+    base_logits = reference_model.forward(weights, family_specs.model_spec(base_config), prompt)
+    window = config["sliding_window"]
+    assert relative_error(logits[:window], base_logits[:window]) < 1e-12, f"{variant}: the window bites too early"
+    assert relative_error(logits, base_logits) > 1e-3, f"{variant}: the window changes nothing"
+    print(f"{variant}: {base}'s weights, greedy min margin {min(margins):.3f}")
+    reference = {
+        **base_reference,
+        "family": variant,
+        "checkpoint": f"../{base}",
+        "greedy_tokens": greedy,
+        "greedy_min_margin": round(min(margins), 6),
+    }
+    return config, reference, logits_file_bytes(logits)
+
+
 def generation_config(family):
-    if family in GEMMA_FAMILIES:
-        version = GEMMA_FAMILIES[family]["config"]["transformers_version"]
-        return dict(sorted({**GEMMA_FAMILIES[family]["generation"], "transformers_version": version}.items()))
+    if family in GEMMA_FAMILIES or family in SMALL_FAMILIES:
+        entry = family_entry(family)
+        version = entry["config"]["transformers_version"]
+        fields = {"bos_token_id": BOS} if family in SMALL_FAMILIES else {}
+        return dict(sorted({**fields, **entry["generation"], "transformers_version": version}.items()))
     fields = {"bos_token_id": BOS, **FAMILIES[family]["generation"], "transformers_version": TRANSFORMERS_VERSION}
     return dict(sorted(fields.items()))
 
@@ -383,7 +580,7 @@ def write_family(directory, family, config, tensors, reference, logits_bytes, to
     if family in GEMMA_FAMILIES:
         tokenizer_config = gemma_tokenizer.tokenizer_config(config["max_position_embeddings"])
     else:
-        bos, eos, pad, tokenizer_class = FAMILIES[family]["tokenizer"]
+        bos, eos, pad, tokenizer_class = family_entry(family)["tokenizer"]
         tokenizer_config = tokenizer.tokenizer_config(
             VOCAB_SIZE - len(tokenizer.SPECIAL_TOKENS), bos, eos, pad, tokenizer_class, config["max_position_embeddings"]
         )
@@ -393,7 +590,9 @@ def write_family(directory, family, config, tensors, reference, logits_bytes, to
         # keeps the fixtures inside the size budget.
         reference = {**reference, "logits_file": f"../{family}/reference_logits.bin"}
     else:
-        (directory / "reference_logits.bin").write_bytes(logits_bytes)
+        files = logits_bytes if isinstance(logits_bytes, dict) else {"reference_logits.bin": logits_bytes}
+        for name, data in files.items():
+            (directory / name).write_bytes(data)
     (directory / "reference.json").write_text(reference_json_text(reference))
     if sharded:
         # HF fills shards in state_dict order; here: embeddings + layer 0, then the rest.
@@ -485,7 +684,8 @@ def main():
     gemma_tokenizer_text, gemma_cases = build_gemma_tokenizer()
 
     # All checks pass before any write.
-    built = {family: build_family(family) for family in [*FAMILIES, *GEMMA_FAMILIES]}
+    built = {family: build_family(family) for family in [*FAMILIES, *GEMMA_FAMILIES, *SMALL_FAMILIES]}
+    variants = {variant: build_window_variant(variant, built[base]) for variant, (base, _) in WINDOW_VARIANTS.items()}
     written = []
     for family, (config, tensors, reference, logits_bytes) in built.items():
         family_tokenizer = tokenizer_text
@@ -497,6 +697,13 @@ def main():
             directory = FIXTURES / directory_name
             write_family(directory, family, config, tensors, reference, logits_bytes, family_tokenizer, sharded)
             written.extend(sorted(p for p in directory.iterdir() if p.is_file()))
+    for variant, (config, reference, logits_bytes) in variants.items():
+        directory = FIXTURES / variant
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "config.json").write_text(json_text(config))
+        (directory / "reference_logits.bin").write_bytes(logits_bytes)
+        (directory / "reference.json").write_text(reference_json_text(reference))
+        written.extend(sorted(p for p in directory.iterdir() if p.is_file()))
     (FIXTURES / "tokenizer_reference.json").write_text(tokenizer_reference_text)
     written.append(FIXTURES / "tokenizer_reference.json")
     written.append(FIXTURES / "README.md")

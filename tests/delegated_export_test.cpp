@@ -117,7 +117,13 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen2", KvUpdateForm::kInPlace}, FamilyCase{"mistral", KvUpdateForm::kReturned},
                       FamilyCase{"qwen3", KvUpdateForm::kInPlace}, FamilyCase{"gemma3", KvUpdateForm::kInPlace},
                       FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
-                      FamilyCase{"gemma2", KvUpdateForm::kReturned}),
+                      FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
+                      FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
+                      FamilyCase{"smollm3", KvUpdateForm::kReturned}, FamilyCase{"granite", KvUpdateForm::kInPlace},
+                      FamilyCase{"granite", KvUpdateForm::kReturned}, FamilyCase{"olmo2", KvUpdateForm::kInPlace},
+                      FamilyCase{"olmo2", KvUpdateForm::kReturned},
+                      FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
+                      FamilyCase{"qwen2_window", KvUpdateForm::kReturned}),
     [](const auto& test_info) {
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });

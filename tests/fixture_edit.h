@@ -28,4 +28,12 @@ inline void edit_config(const std::string& dir, const std::function<void(nlohman
   std::ofstream(path) << config.dump(2);
 }
 
+// copy_fixture(family, name), its config.json rewritten through `edit`.
+inline std::string edited_fixture(const std::string& family, const std::string& name,
+                                  const std::function<void(nlohmann::json&)>& edit) {
+  const std::string dir = copy_fixture(family, name);
+  edit_config(dir, edit);
+  return dir;
+}
+
 }  // namespace staticlm::testing

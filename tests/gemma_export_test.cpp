@@ -261,7 +261,7 @@ INSTANTIATE_TEST_SUITE_P(
                   c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 8.0}};
                 },
                 StatusCode::kUnimplemented,
-                "rope_scaling type 'yarn' is not supported (supported: none, linear, llama3)"},
+                "rope_scaling type 'yarn' is not supported (supported: none, linear, llama3, longrope)"},
         Refusal{"sliding_rope",
                 [](json& c) {
                   c.erase("rope_scaling");

@@ -68,7 +68,15 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"mistral", KvUpdateForm::kReturned}, FamilyCase{"qwen3", KvUpdateForm::kInPlace},
                       FamilyCase{"qwen3", KvUpdateForm::kReturned}, FamilyCase{"gemma3", KvUpdateForm::kInPlace},
                       FamilyCase{"gemma3", KvUpdateForm::kReturned}, FamilyCase{"gemma2", KvUpdateForm::kInPlace},
-                      FamilyCase{"gemma2", KvUpdateForm::kReturned}),
+                      FamilyCase{"gemma2", KvUpdateForm::kReturned}, FamilyCase{"phi3", KvUpdateForm::kInPlace},
+                      FamilyCase{"phi3", KvUpdateForm::kReturned}, FamilyCase{"smollm3", KvUpdateForm::kInPlace},
+                      FamilyCase{"smollm3", KvUpdateForm::kReturned}, FamilyCase{"granite", KvUpdateForm::kInPlace},
+                      FamilyCase{"granite", KvUpdateForm::kReturned}, FamilyCase{"olmo2", KvUpdateForm::kInPlace},
+                      FamilyCase{"olmo2", KvUpdateForm::kReturned},
+                      FamilyCase{"mistral_window", KvUpdateForm::kInPlace},
+                      FamilyCase{"mistral_window", KvUpdateForm::kReturned},
+                      FamilyCase{"qwen2_window", KvUpdateForm::kInPlace},
+                      FamilyCase{"qwen2_window", KvUpdateForm::kReturned}),
     [](const auto& test_info) {
       return test_info.param.family + (test_info.param.kv_update == KvUpdateForm::kInPlace ? "_in_place" : "_returned");
     });
@@ -160,7 +168,8 @@ TEST(HfExportRefusalTest, UnsupportedArchitectureListsTheSupportedOnes) {
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("GPTNeoXForCausalLM is not supported (supported: LlamaForCausalLM, "
                                   "Qwen2ForCausalLM, MistralForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, "
-                                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration)"),
+                                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Phi3ForCausalLM, "
+                                  "SmolLM3ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM)"),
             std::string::npos)
       << status.message();
 }
@@ -182,18 +191,6 @@ TEST(HfExportRefusalTest, WrongShapeIsNamed) {
                                   "shape [96,64], found [128,64]"),
             std::string::npos)
       << status.message();
-}
-
-TEST(HfExportRefusalTest, SlidingWindowSmallerThanTheCacheIsRefused) {
-  const std::string dir = copy_fixture("mistral", "sliding_window");
-  edit_config(dir, [](nlohmann::json& c) { c["sliding_window"] = 32; });
-  Status status = export_dir(dir);
-  EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(status.message().find("sliding_window 32 is smaller than max_cache_len 64"), std::string::npos)
-      << status.message();
-  HfStaticExportOptions fits = small_options();
-  fits.max_cache_len = 32;
-  EXPECT_TRUE(export_dir(dir, fits).ok());
 }
 
 TEST(HfExportRefusalTest, UnknownRopeTypeIsRefused) {

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A plain PyTorch forward pass of the Hugging Face Llama / Qwen2 / Mistral / Qwen3 / Gemma 2 / Gemma 3
-decoders.
+"""A plain PyTorch forward pass of the Hugging Face Llama / Qwen2 / Mistral / Qwen3 / Gemma 2 / Gemma 3 /
+Phi-3 / SmolLM3 / Granite / OLMo 2 decoders.
 
 This is the correctness oracle for staticlm's C++ tests, so it favours being obviously right over
 being fast: no KV cache, no fused kernels, every step written as in transformers' modeling files
 (modeling_llama.py, modeling_qwen2.py, modeling_mistral.py, modeling_qwen3.py, modeling_gemma2.py,
-modeling_gemma3.py). It computes in the dtype it is given (float64 for the fixtures) from the BF16
-weights upcast exactly; it does NOT mimic the BF16 rounding of intermediate activations that an HF
-run in bfloat16 would do.
+modeling_gemma3.py, modeling_phi3.py, modeling_smollm3.py, modeling_granite.py, modeling_olmo2.py).
+It computes in the dtype it is given (float64 for the fixtures) from the BF16 weights upcast
+exactly; it does NOT mimic the BF16 rounding of intermediate activations that an HF run in bfloat16
+would do. How each family's config.json becomes a ModelSpec is family_specs.py.
 """
 
 import math
@@ -18,11 +19,21 @@ import torch
 
 @dataclass(frozen=True)
 class RopeSpec:
-    """One layer's rotary embedding: what LlamaRotaryEmbedding / Gemma3RotaryEmbedding compute."""
+    """One layer's rotary embedding: what LlamaRotaryEmbedding / Gemma3RotaryEmbedding /
+    Phi3RotaryEmbedding compute."""
 
     head_dim: int
     rope_theta: float
     rope_scaling: dict  # None, or the config's rope_scaling dict
+    rotary_dim: int = None  # None: the whole head; else partial_rotary_factor's leading channels
+    # longrope: the short factors while the sequence is at most this long, the long ones beyond it
+    # (dynamic_rope_update), and cos and sin times attention_factor.
+    original_max_position_embeddings: int = None
+    attention_factor: float = 1.0
+
+    @property
+    def dim(self):
+        return self.head_dim if self.rotary_dim is None else self.rotary_dim
 
 
 @dataclass(frozen=True)
@@ -54,112 +65,57 @@ class ModelSpec:
     norm_offset: float = 0.0
     embed_scale: float = 1.0
     activation: str = "silu"
-    sandwich_norms: bool = False
-    layers: tuple = None  # per layer: (LayerAttention, RopeSpec); None: Llama's for every layer
+    # Where a block's norms sit: "pre" (Llama: before attention and the MLP), "sandwich" (Gemma:
+    # before and after both), "post" (OLMo 2: after both only).
+    norms: str = "pre"
+    layers: tuple = None  # per layer: (LayerAttention, RopeSpec or None for no rope); None: Llama's for every layer
     final_softcap: float = None
+    qk_norm_whole: bool = False  # OLMo 2: q_norm / k_norm over the whole projection, before the split into heads
+    fused_projections: bool = False  # Phi-3: qkv_proj and gate_up_proj, split in the forward
+    residual_scale: float = 1.0  # Granite: residual_multiplier on attention's and the MLP's outputs
+    logits_scaling: float = 1.0  # Granite: the logits are divided by it
 
     @staticmethod
     def from_config(config):
-        model_type = config["model_type"]
-        if model_type in ("gemma2", "gemma3_text"):
-            return gemma_spec(config)
-        if config.get("attention_bias", False):
-            raise ValueError("attention_bias (q/k/v and o biases) is not covered by this reference")
-        return ModelSpec(
-            vocab_size=config["vocab_size"],
-            hidden_size=config["hidden_size"],
-            intermediate_size=config["intermediate_size"],
-            num_layers=config["num_hidden_layers"],
-            num_heads=config["num_attention_heads"],
-            num_kv_heads=config["num_key_value_heads"],
-            head_dim=config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"],
-            rms_norm_eps=config["rms_norm_eps"],
-            rope_theta=config["rope_theta"],
-            rope_scaling=config.get("rope_scaling"),
-            tie_word_embeddings=config["tie_word_embeddings"],
-            qkv_bias=model_type == "qwen2",
-            qk_norm=model_type == "qwen3",
-        )
+        from . import family_specs
+
+        return family_specs.model_spec(config)
 
     def layer(self, i):
-        """(LayerAttention, RopeSpec) of layer i."""
+        """(LayerAttention, RopeSpec or None) of layer i."""
         if self.layers is not None:
             return self.layers[i]
         return LayerAttention(), RopeSpec(self.head_dim, self.rope_theta, self.rope_scaling)
 
 
-def gemma_layer_types(config):
-    """transformers' Gemma2Config / Gemma3TextConfig: layer_types, else every `pattern`-th layer
-    (1-based) global and the rest sliding; Gemma 2 alternates (pattern 2)."""
-    if config.get("layer_types") is not None:
-        return list(config["layer_types"])
-    default_pattern = 6 if config["model_type"] == "gemma3_text" else 2
-    pattern = config.get("sliding_window_pattern", config.get("_sliding_window_pattern", default_pattern))
-    return [
-        "sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(config["num_hidden_layers"])
-    ]
-
-
-def gemma_spec(config):
-    """Gemma2ForCausalLM / Gemma3ForCausalLM: sliding layers use the window and, in Gemma 3, their
-    own unscaled rope base (rope_local_base_freq); rope_scaling applies to the global layers."""
-    gemma3 = config["model_type"] == "gemma3_text"
-    head_dim = config["head_dim"]
-    scale = config["query_pre_attn_scalar"] ** -0.5
-    layers = []
-    for kind in gemma_layer_types(config):
-        sliding = kind == "sliding_attention"
-        if gemma3 and sliding:
-            rope = RopeSpec(head_dim, config["rope_local_base_freq"], None)
-        else:
-            rope = RopeSpec(head_dim, config["rope_theta"], config.get("rope_scaling"))
-        window = config["sliding_window"] if sliding else None
-        layers.append((LayerAttention(scale, window, config.get("attn_logit_softcapping")), rope))
-    # Gemma3TextScaledWordEmbedding: sqrt(hidden) as a float32 tensor, cast to the weights' dtype.
-    embed_scale = torch.tensor(config["hidden_size"] ** 0.5).to(dtype_of(config)).item()
-    return ModelSpec(
-        vocab_size=config["vocab_size"],
-        hidden_size=config["hidden_size"],
-        intermediate_size=config["intermediate_size"],
-        num_layers=config["num_hidden_layers"],
-        num_heads=config["num_attention_heads"],
-        num_kv_heads=config["num_key_value_heads"],
-        head_dim=head_dim,
-        rms_norm_eps=config["rms_norm_eps"],
-        rope_theta=config["rope_theta"],
-        rope_scaling=config.get("rope_scaling"),
-        # Gemma's configs leave the tie out: PretrainedConfig's default (True) holds.
-        tie_word_embeddings=config.get("tie_word_embeddings", True),
-        qkv_bias=False,
-        qk_norm=gemma3,
-        norm_offset=1.0,
-        embed_scale=embed_scale,
-        activation=config["hidden_activation"],
-        sandwich_norms=True,
-        layers=tuple(layers),
-        final_softcap=config.get("final_logit_softcapping"),
-    )
-
-
-def dtype_of(config):
-    return {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}[config["torch_dtype"]]
-
-
 def rope_type(spec):
-    if spec.rope_scaling is None:
+    if spec is None or spec.rope_scaling is None:
         return "default"
-    return spec.rope_scaling.get("rope_type", spec.rope_scaling.get("type"))
+    kind = spec.rope_scaling.get("rope_type", spec.rope_scaling.get("type"))
+    return "longrope" if kind == "su" else kind  # Phi3Config renames the old "su"
 
 
 def default_inverse_frequencies(spec, dtype):
-    d = spec.head_dim
+    d = spec.dim
     return 1.0 / (spec.rope_theta ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
 
 
-def inverse_frequencies(spec, dtype):
-    """transformers' ROPE_INIT_FUNCTIONS for rope_type default / linear / llama3."""
-    inv_freq = default_inverse_frequencies(spec, dtype)
+def longrope_factors(spec, seq_len):
+    """_compute_longrope_parameters' ext_factors: the long list once the sequence is longer than
+    original_max_position_embeddings."""
+    key = "long_factor" if seq_len > spec.original_max_position_embeddings else "short_factor"
+    return spec.rope_scaling[key]
+
+
+def inverse_frequencies(spec, dtype, seq_len=None):
+    """transformers' ROPE_INIT_FUNCTIONS for rope_type default / linear / llama3 / longrope."""
     kind = rope_type(spec)
+    if kind == "longrope":
+        # _compute_longrope_parameters: 1 / (ext_factors * base ** (arange(0, d, 2) / d)).
+        d = spec.dim
+        factors = torch.tensor(longrope_factors(spec, seq_len), dtype=dtype)
+        return 1.0 / (factors * spec.rope_theta ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
+    inv_freq = default_inverse_frequencies(spec, dtype)
     if kind == "default":
         return inv_freq
     factor = spec.rope_scaling["factor"]
@@ -187,13 +143,19 @@ def rotate_half(x):
 
 
 def apply_rope(x, positions, spec):
-    """x: [S, H, Dh]; positions: int [S]. LlamaRotaryEmbedding + apply_rotary_pos_emb."""
-    inv_freq = inverse_frequencies(spec, x.dtype)
-    freqs = positions.to(x.dtype)[:, None] * inv_freq[None, :]  # [S, Dh/2]
-    emb = torch.cat((freqs, freqs), dim=-1)  # [S, Dh]
-    cos = emb.cos()[:, None, :]
-    sin = emb.sin()[:, None, :]
-    return x * cos + rotate_half(x) * sin
+    """x: [S, H, Dh]; positions: int [S]. LlamaRotaryEmbedding + apply_rotary_pos_emb, with Phi-3's
+    partial rotation (the channels past rotary_dim pass) and longrope (factors by the sequence's
+    length, cos and sin times the attention factor). A layer without rope (spec None) passes x."""
+    if spec is None:
+        return x
+    seq_len = int(positions.max()) + 1
+    inv_freq = inverse_frequencies(spec, x.dtype, seq_len)
+    freqs = positions.to(x.dtype)[:, None] * inv_freq[None, :]  # [S, d/2]
+    emb = torch.cat((freqs, freqs), dim=-1)  # [S, d]
+    cos = emb.cos()[:, None, :] * spec.attention_factor
+    sin = emb.sin()[:, None, :] * spec.attention_factor
+    rotated, passed = x[..., : spec.dim], x[..., spec.dim :]
+    return torch.cat((rotated * cos + rotate_half(rotated) * sin, passed), dim=-1)
 
 
 def rms_norm(x, weight, eps, offset=0.0):
@@ -239,6 +201,29 @@ ACTIVATIONS = {
 }
 
 
+def project_qkv(x, w, p, spec):
+    """q [S, Hq*Dh], k and v [S, Hkv*Dh]: three projections, or Phi-3's qkv_proj sliced as
+    Phi3Attention slices it (queries, then keys, then values)."""
+    q_width, kv_width = spec.num_heads * spec.head_dim, spec.num_kv_heads * spec.head_dim
+    if spec.fused_projections:
+        qkv = linear(x, w, p + "self_attn.qkv_proj")
+        return qkv[:, :q_width], qkv[:, q_width : q_width + kv_width], qkv[:, q_width + kv_width :]
+    return (
+        linear(x, w, p + "self_attn.q_proj", spec.qkv_bias),
+        linear(x, w, p + "self_attn.k_proj", spec.qkv_bias),
+        linear(x, w, p + "self_attn.v_proj", spec.qkv_bias),
+    )
+
+
+def mlp(x, w, p, spec):
+    """down(act(gate) * up); Phi-3's gate_up_proj chunked in two, gate first (Phi3MLP)."""
+    if spec.fused_projections:
+        gate, up = linear(x, w, p + "mlp.gate_up_proj").chunk(2, dim=-1)
+    else:
+        gate, up = linear(x, w, p + "mlp.gate_proj"), linear(x, w, p + "mlp.up_proj")
+    return linear(ACTIVATIONS[spec.activation](gate) * up, w, p + "mlp.down_proj")
+
+
 def forward(weights, spec, tokens, dtype=torch.float64, attention=causal_attention, rope=apply_rope):
     """Logits [S, V] of the full causal forward over `tokens` (positions 0 .. S-1).
 
@@ -257,32 +242,37 @@ def forward(weights, spec, tokens, dtype=torch.float64, attention=causal_attenti
     for i in range(spec.num_layers):
         p = f"model.layers.{i}."
         layer, layer_rope = spec.layer(i)
-        x = norm(h, p + "input_layernorm.weight")
-        q = linear(x, w, p + "self_attn.q_proj", spec.qkv_bias).view(seq_len, spec.num_heads, spec.head_dim)
-        k = linear(x, w, p + "self_attn.k_proj", spec.qkv_bias).view(seq_len, spec.num_kv_heads, spec.head_dim)
-        v = linear(x, w, p + "self_attn.v_proj", spec.qkv_bias).view(seq_len, spec.num_kv_heads, spec.head_dim)
-        if spec.qk_norm:
+        x = h if spec.norms == "post" else norm(h, p + "input_layernorm.weight")
+        q, k, v = project_qkv(x, w, p, spec)
+        if spec.qk_norm and spec.qk_norm_whole:
+            q = norm(q, p + "self_attn.q_norm.weight")
+            k = norm(k, p + "self_attn.k_norm.weight")
+        q = q.view(seq_len, spec.num_heads, spec.head_dim)
+        k = k.view(seq_len, spec.num_kv_heads, spec.head_dim)
+        v = v.view(seq_len, spec.num_kv_heads, spec.head_dim)
+        if spec.qk_norm and not spec.qk_norm_whole:
             q = norm(q, p + "self_attn.q_norm.weight")
             k = norm(k, p + "self_attn.k_norm.weight")
         q = rope(q, positions, layer_rope)
         k = rope(k, positions, layer_rope)
         attn = attention(q, k, v, layer).reshape(seq_len, spec.num_heads * spec.head_dim)
         attn = linear(attn, w, p + "self_attn.o_proj")
-        if spec.sandwich_norms:
-            h = h + norm(attn, p + "post_attention_layernorm.weight")
+        if spec.norms != "pre":
+            attn = norm(attn, p + "post_attention_layernorm.weight")
+        h = h + attn * spec.residual_scale
+        if spec.norms == "sandwich":
             x = norm(h, p + "pre_feedforward_layernorm.weight")
-        else:
-            h = h + attn
+        elif spec.norms == "pre":
             x = norm(h, p + "post_attention_layernorm.weight")
-        gate = linear(x, w, p + "mlp.gate_proj")
-        up = linear(x, w, p + "mlp.up_proj")
-        mlp = linear(ACTIVATIONS[spec.activation](gate) * up, w, p + "mlp.down_proj")
-        if spec.sandwich_norms:
-            mlp = norm(mlp, p + "post_feedforward_layernorm.weight")
-        h = h + mlp
+        else:
+            x = h
+        out = mlp(x, w, p, spec)
+        if spec.norms != "pre":
+            out = norm(out, p + "post_feedforward_layernorm.weight")
+        h = h + out * spec.residual_scale
     h = norm(h, "model.norm.weight")
     head = w["model.embed_tokens.weight"] if spec.tie_word_embeddings else w["lm_head.weight"]
-    return softcap(h @ head.T, spec.final_softcap)
+    return softcap(h @ head.T, spec.final_softcap) / spec.logits_scaling
 
 
 def greedy(weights, spec, prompt, steps, dtype=torch.float64):

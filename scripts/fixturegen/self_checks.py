@@ -60,17 +60,26 @@ def meta_llama3_inverse_frequencies(spec):
 
 
 def naive_rope(x, positions, spec):
-    """Rotates each channel pair (i, i + Dh/2) by its own angle, one scalar at a time.
+    """Rotates each channel pair (i, i + d/2) of the leading d = rotary_dim channels by its own
+    angle, one scalar at a time; the channels past d pass unchanged, and a layer without rope
+    passes everything.
 
     Linear scaling is applied the way the HF docs describe it (position / factor) rather than by
-    dividing inv_freq, so the two formulations are checked against each other.
+    dividing inv_freq, so the two formulations are checked against each other; longrope divides
+    each frequency by its factor (short or long by the sequence's length) and scales the rotated
+    pair by the attention factor.
     """
+    if spec is None:
+        return x.clone()
     kind = reference_model.rope_type(spec)
-    half = spec.head_dim // 2
+    half = spec.dim // 2
     if kind == "llama3":
         freqs = meta_llama3_inverse_frequencies(spec)
+    elif kind == "longrope":
+        factors = reference_model.longrope_factors(spec, int(positions.max()) + 1)
+        freqs = [1.0 / (factors[i] * spec.rope_theta ** (2 * i / spec.dim)) for i in range(half)]
     else:
-        freqs = [1.0 / spec.rope_theta ** (2 * i / spec.head_dim) for i in range(half)]
+        freqs = [1.0 / spec.rope_theta ** (2 * i / spec.dim) for i in range(half)]
     scale = spec.rope_scaling["factor"] if kind == "linear" else 1.0
     out = x.clone()
     for s in range(x.shape[0]):
@@ -79,8 +88,8 @@ def naive_rope(x, positions, spec):
             for i in range(half):
                 c, sn = math.cos(position * freqs[i]), math.sin(position * freqs[i])
                 a, b = float(x[s, h, i]), float(x[s, h, i + half])
-                out[s, h, i] = a * c - b * sn
-                out[s, h, i + half] = b * c + a * sn
+                out[s, h, i] = (a * c - b * sn) * spec.attention_factor
+                out[s, h, i + half] = (b * c + a * sn) * spec.attention_factor
     return out
 
 
@@ -115,13 +124,14 @@ def check_forward(weights, spec, prompt, greedy, logits64, family):
     replayed = fast[len(prompt) - 1 : -1].argmax(dim=-1).tolist()
     assert replayed == list(greedy), f"{family}: one forward over prompt + greedy disagrees with the greedy steps"
 
-    if reference_model.rope_type(spec) == "llama3":
-        ours = reference_model.inverse_frequencies(spec, torch.float64)
-        meta = torch.tensor(meta_llama3_inverse_frequencies(spec), dtype=torch.float64)
+    rope = spec.layer(0)[1]
+    if reference_model.rope_type(rope) == "llama3":
+        ours = reference_model.inverse_frequencies(rope, torch.float64)
+        meta = torch.tensor(meta_llama3_inverse_frequencies(rope), dtype=torch.float64)
         assert relative_error(ours, meta) < 1e-12, f"{family}: llama3 inverse frequencies disagree"
-        base = reference_model.default_inverse_frequencies(spec, torch.float64)
+        base = reference_model.default_inverse_frequencies(rope, torch.float64)
         ratio = (ours / base).tolist()
-        factor = spec.rope_scaling["factor"]
+        factor = rope.rope_scaling["factor"]
         assert any(abs(r - 1) < 1e-12 for r in ratio), f"{family}: no unscaled high-frequency band"
         assert any(abs(r - 1 / factor) < 1e-12 for r in ratio), f"{family}: no fully scaled band"
         assert any(1 / factor + 1e-6 < r < 1 - 1e-6 for r in ratio), f"{family}: no smoothed band"

@@ -67,6 +67,12 @@ std::vector<OpCase> build() {
        {"low_freq_factor", 1.0},
        {"high_freq_factor", 4.0},
        {"original_max_position", int64_t{64}}});
+  // Phi-3's longrope: a factor per rotated channel pair, 12 of 16 channels rotating.
+  add("rope_partial_longrope", OpKind::kRope, {activation({1, 3, 2, 16}), positions(DType::kI64, {-1, 40, 41})},
+      {{"theta", 10000.0},
+       {"rotary_dim", int64_t{12}},
+       {"scaling", std::string("longrope")},
+       {"frequency_factors", std::string("1,1.25,2.5,5,11,23")}});
   // Attention over a static cache: grouped heads, odd cache length, padding rows, f16 caches.
   for (DType dtype : {DType::kF32, DType::kF16}) {
     add(str_cat("attention_prefill_", dtype_name(dtype)), OpKind::kAttention,

@@ -32,13 +32,16 @@ const std::vector<MetadataKey>& keys() {
       {key::kEosTokenIds, T::IntList, true, {}},
       {key::kRopeTheta, T::Float, true, {}},
       {key::kRopeRotaryDim, T::Int, true, {}},
-      {key::kRopeScaling, T::String, true, {"none", "linear", "llama3"}},
+      {key::kRopeScaling, T::String, true, {"none", "linear", "llama3", "longrope"}},
       {key::kRopeFactor, T::Float, false, {}},
       {key::kRopeLowFreqFactor, T::Float, false, {}},
       {key::kRopeHighFreqFactor, T::Float, false, {}},
       {key::kRopeOriginalMaxPosition, T::Int, false, {}},
+      {key::kRopeFactorSet, T::String, false, {kRopeFactorsShort, kRopeFactorsLong}},
+      {key::kRopeAttentionFactor, T::Float, false, {}},
       {key::kAttentionWindow, T::IntList, false, {}},
       {key::kRopeLocalTheta, T::Float, false, {}},
+      {key::kRopeLayers, T::IntList, false, {}},
       {key::kAttentionScale, T::Float, false, {}},
       {key::kAttnLogitSoftcap, T::Float, false, {}},
       {key::kFinalLogitSoftcap, T::Float, false, {}},
@@ -86,6 +89,27 @@ Result<double> optional_float_above(const ProgramFile& file, std::string_view na
   return value;
 }
 
+// longrope's factor set must be the one transformers uses for sequences as long as the cache.
+Status read_longrope(const ProgramFile& file, Config& c) {
+  STATICLM_ASSIGN_OR_RETURN(c.rope_attention_factor, optional_float_above(file, key::kRopeAttentionFactor, 0.0));
+  if (file.find_metadata(key::kRopeFactorSet) == nullptr) {
+    return ok_status();
+  }
+  STATICLM_ASSIGN_OR_RETURN(c.rope_factor_set, enumerated(file, key::kRopeFactorSet));
+  if (file.find_metadata(key::kRopeOriginalMaxPosition) == nullptr) {
+    return not_found("metadata '", key::kRopeFactorSet, "' needs '", key::kRopeOriginalMaxPosition,
+                     "', the length it was chosen against");
+  }
+  STATICLM_ASSIGN_OR_RETURN(int64_t original, positive_int(file, key::kRopeOriginalMaxPosition));
+  const std::string_view expected = c.max_cache_len > original ? kRopeFactorsLong : kRopeFactorsShort;
+  if (c.rope_factor_set != expected) {
+    return invalid_argument("metadata '", key::kRopeFactorSet, "': expected '", expected, "' for max_cache_len ",
+                            c.max_cache_len, " and ", key::kRopeOriginalMaxPosition, " ", original, ", found '",
+                            c.rope_factor_set, "'");
+  }
+  return ok_status();
+}
+
 Status read_attention(const ProgramFile& file, Config& c) {
   if (file.find_metadata(key::kAttentionWindow) != nullptr) {
     STATICLM_ASSIGN_OR_RETURN(c.attention_window, metadata_int_list(file, key::kAttentionWindow));
@@ -104,6 +128,19 @@ Status read_attention(const ProgramFile& file, Config& c) {
     return invalid_argument("metadata '", key::kRopeLocalTheta, "' is the rope base of the windowed layers, but '",
                             key::kAttentionWindow, "' names none");
   }
+  if (file.find_metadata(key::kRopeLayers) != nullptr) {
+    STATICLM_ASSIGN_OR_RETURN(c.rope_layers, metadata_int_list(file, key::kRopeLayers));
+    if (static_cast<int64_t>(c.rope_layers.size()) != c.num_layers) {
+      return invalid_argument("metadata '", key::kRopeLayers, "': expected one entry per layer (", c.num_layers,
+                              "), found ", c.rope_layers.size());
+    }
+    for (int64_t rotates : c.rope_layers) {
+      if (rotates != 0 && rotates != 1) {
+        return invalid_argument("metadata '", key::kRopeLayers, "': expected 0 or 1 per layer, found ", rotates);
+      }
+    }
+  }
+  STATICLM_RETURN_IF_ERROR(read_longrope(file, c));
   STATICLM_ASSIGN_OR_RETURN(c.attention_scale, optional_float_above(file, key::kAttentionScale, 0.0));
   STATICLM_ASSIGN_OR_RETURN(c.attn_logit_softcap, optional_float_above(file, key::kAttnLogitSoftcap, 0.0));
   STATICLM_ASSIGN_OR_RETURN(c.final_logit_softcap, optional_float_above(file, key::kFinalLogitSoftcap, 0.0));

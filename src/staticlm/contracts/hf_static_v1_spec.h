@@ -60,8 +60,11 @@ inline constexpr std::string_view kRopeFactor = "rope_factor";
 inline constexpr std::string_view kRopeLowFreqFactor = "rope_low_freq_factor";
 inline constexpr std::string_view kRopeHighFreqFactor = "rope_high_freq_factor";
 inline constexpr std::string_view kRopeOriginalMaxPosition = "rope_original_max_position";
+inline constexpr std::string_view kRopeFactorSet = "rope_factor_set";
+inline constexpr std::string_view kRopeAttentionFactor = "rope_attention_factor";
 inline constexpr std::string_view kAttentionWindow = "attention_window";
 inline constexpr std::string_view kRopeLocalTheta = "rope_local_theta";
+inline constexpr std::string_view kRopeLayers = "rope_layers";
 inline constexpr std::string_view kAttentionScale = "attention_scale";
 inline constexpr std::string_view kAttnLogitSoftcap = "attn_logit_softcap";
 inline constexpr std::string_view kFinalLogitSoftcap = "final_logit_softcap";
@@ -83,6 +86,8 @@ inline constexpr std::string_view kLogitsLast = "last";
 inline constexpr std::string_view kTokenizerJson = "tokenizer.json";
 inline constexpr std::string_view kTokenizerSentencePiece = "sentencepiece";
 inline constexpr std::string_view kTokenizerNone = "none";
+inline constexpr std::string_view kRopeFactorsShort = "short";
+inline constexpr std::string_view kRopeFactorsLong = "long";
 
 // A metadata key of the contract: its type, whether a program must have it, and the values an
 // enumerated one may take.
@@ -113,10 +118,14 @@ struct Config {
   bool kv_returned = false;
   bool logits_last = false;
   // How the layers attend, where the program says (optional keys; empty or 0 when absent): each
-  // layer's window (0: the whole cache), the windowed layers' rope base, the scores scale and the
-  // soft-caps of the scores and of the logits.
+  // layer's window (0: the whole cache), the windowed layers' rope base, whether each layer
+  // rotates, longrope's factor set and attention factor, the scores scale and the soft-caps of the
+  // scores and of the logits.
   std::vector<int64_t> attention_window = {};
   double rope_local_theta = 0.0;
+  std::vector<int64_t> rope_layers = {};
+  std::string rope_factor_set = {};
+  double rope_attention_factor = 0.0;
   double attention_scale = 0.0;
   double attn_logit_softcap = 0.0;
   double final_logit_softcap = 0.0;

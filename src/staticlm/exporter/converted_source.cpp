@@ -15,14 +15,15 @@ namespace {
 class ConvertedSource final : public ByteSource {
  public:
   ConvertedSource(std::string name, std::span<const uint8_t> bytes, DType from, DType to, uint64_t elements,
-                  uint64_t size_bytes, float offset = 0.0f)
+                  uint64_t size_bytes, float offset = 0.0f, float factor = 1.0f)
       : name_(std::move(name)),
         bytes_(bytes),
         from_(from),
         to_(to),
         elements_(elements),
         size_bytes_(size_bytes),
-        offset_(offset) {}
+        offset_(offset),
+        factor_(factor) {}
 
   uint64_t size_bytes() const override { return size_bytes_; }
 
@@ -32,12 +33,12 @@ class ConvertedSource final : public ByteSource {
                             out.size());
     }
     convert_floats(bytes_, from_, out, to_, elements_);
-    if (offset_ != 0.0f) {
-      // Only shifted_f32_source sets an offset, so `out` holds f32 values.
+    if (offset_ != 0.0f || factor_ != 1.0f) {
+      // Only shifted_f32_source and scaled_f32_source set these, so `out` holds f32 values.
       for (uint64_t i = 0; i < elements_; ++i) {
         float value = 0.0f;
         std::memcpy(&value, out.data() + i * sizeof(float), sizeof(float));
-        value += offset_;
+        value = value * factor_ + offset_;
         std::memcpy(out.data() + i * sizeof(float), &value, sizeof(float));
       }
     }
@@ -55,6 +56,7 @@ class ConvertedSource final : public ByteSource {
   uint64_t elements_;
   uint64_t size_bytes_;
   float offset_;
+  float factor_;
 };
 
 // The element count and the byte size in `target` of a tensor converted_source can read.
@@ -94,6 +96,12 @@ Result<std::shared_ptr<ByteSource>> shifted_f32_source(const SafetensorsTensor& 
   STATICLM_ASSIGN_OR_RETURN(Conversion conversion, plan_conversion(tensor, DType::kF32));
   return std::shared_ptr<ByteSource>(std::make_shared<ConvertedSource>(
       tensor.name, tensor.bytes, tensor.dtype, DType::kF32, conversion.elements, conversion.size_bytes, offset));
+}
+
+Result<std::shared_ptr<ByteSource>> scaled_f32_source(const SafetensorsTensor& tensor, float factor) {
+  STATICLM_ASSIGN_OR_RETURN(Conversion conversion, plan_conversion(tensor, DType::kF32));
+  return std::shared_ptr<ByteSource>(std::make_shared<ConvertedSource>(
+      tensor.name, tensor.bytes, tensor.dtype, DType::kF32, conversion.elements, conversion.size_bytes, 0.0f, factor));
 }
 
 }  // namespace staticlm

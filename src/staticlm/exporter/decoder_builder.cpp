@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/exporter/decoder_builder.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "staticlm/contracts/hf_static_v1_spec.h"
 
 namespace staticlm {
 
 namespace spec = hf_static_v1;
+
+Result<DecoderBuilder> DecoderBuilder::start(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                             const DecoderMethodShape& shape) {
+  const auto layers = static_cast<size_t>(model.params.num_layers);
+  if (model.weights.layers.size() != layers || model.attention.size() != layers) {
+    return invalid_argument("expected weights for ", layers, " layers, found ", model.weights.layers.size());
+  }
+  return start(model.params, std::move(constants), shape);
+}
 
 Result<DecoderBuilder> DecoderBuilder::start(const DecoderHyperParams& params, std::shared_ptr<ConstantTable> constants,
                                              const DecoderMethodShape& shape) {
@@ -98,16 +110,38 @@ Result<ValueId> DecoderBuilder::rope(ValueId x, const RopeParams& rope) {
   return graph_->add(OpKind::kRope, {x, positions_}, attrs);
 }
 
-// h to heads [1, S, heads, head_dim], with the optional bias and per-head norm.
+// h to heads [1, S, heads, head_dim], with the optional bias and norm (of each head, or of the whole
+// projection before the split).
 Result<ValueId> DecoderBuilder::project_heads(ValueId h, ConstantId proj, ConstantId bias, ConstantId norm,
-                                              int64_t heads, const std::string& role) {
-  STATICLM_ASSIGN_OR_RETURN(ValueId projected,
-                            linear(h, proj, bias, heads * params_.head_dim, params_.hidden_size, role));
+                                              QkNormScope norm_scope, int64_t heads, const std::string& role) {
+  const int64_t width = heads * params_.head_dim;
+  STATICLM_ASSIGN_OR_RETURN(ValueId projected, linear(h, proj, bias, width, params_.hidden_size, role));
+  if (norm != kNoConstant && norm_scope == QkNormScope::kWholeProjection) {
+    STATICLM_ASSIGN_OR_RETURN(projected, rms_norm(projected, norm, width, str_cat(role, " norm")));
+  }
   STATICLM_ASSIGN_OR_RETURN(ValueId split, reshape(projected, {1, shape_.seq_len, heads, params_.head_dim}));
-  if (norm == kNoConstant) {
+  if (norm == kNoConstant || norm_scope == QkNormScope::kWholeProjection) {
     return split;
   }
   return rms_norm(split, norm, params_.head_dim, str_cat(role, " norm"));
+}
+
+// Multiplies the channels `rope` rotates by `factor` and passes the others: an f32 [head_dim]
+// constant, one per model (every layer's rope has the same width and factor).
+Result<ValueId> DecoderBuilder::scale_rotated(ValueId x, const RopeParams& rope, double factor) {
+  constexpr std::string_view kName = "rope.attention_factor";
+  ConstantTable& constants = graph_->mutable_constants();
+  ConstantId id = constants.find(kName);
+  if (id < 0) {
+    std::vector<float> values(static_cast<size_t>(params_.head_dim), 1.0f);
+    std::fill(values.begin(), values.begin() + std::min(rope.rotary_dim, params_.head_dim), static_cast<float>(factor));
+    std::vector<uint8_t> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    STATICLM_ASSIGN_OR_RETURN(
+        id, constants.add(kName, DType::kF32, {params_.head_dim}, make_owned_source(std::move(bytes))));
+  }
+  STATICLM_ASSIGN_OR_RETURN(ValueId scale, weight(id, {params_.head_dim}, "rope attention factor"));
+  return graph_->add(OpKind::kMul, {x, scale});
 }
 
 // New K/V rows as the returned-update form outputs them: [1, kv_heads, S, head_dim] in the cache
@@ -125,15 +159,19 @@ Result<ValueId> DecoderBuilder::self_attention(int64_t layer, ValueId h, const D
                                                const LayerAttention& attention) {
   const int64_t heads = params_.num_heads;
   const int64_t kv_heads = params_.num_kv_heads;
-  STATICLM_ASSIGN_OR_RETURN(ValueId q,
-                            project_heads(h, w.q_proj, w.q_bias, w.q_norm, heads, layer_role(layer, "q_proj")));
-  STATICLM_ASSIGN_OR_RETURN(ValueId k,
-                            project_heads(h, w.k_proj, w.k_bias, w.k_norm, kv_heads, layer_role(layer, "k_proj")));
-  STATICLM_ASSIGN_OR_RETURN(ValueId v,
-                            project_heads(h, w.v_proj, w.v_bias, kNoConstant, kv_heads, layer_role(layer, "v_proj")));
+  STATICLM_ASSIGN_OR_RETURN(
+      ValueId q, project_heads(h, w.q_proj, w.q_bias, w.q_norm, w.qk_norm_scope, heads, layer_role(layer, "q_proj")));
+  STATICLM_ASSIGN_OR_RETURN(ValueId k, project_heads(h, w.k_proj, w.k_bias, w.k_norm, w.qk_norm_scope, kv_heads,
+                                                     layer_role(layer, "k_proj")));
+  STATICLM_ASSIGN_OR_RETURN(ValueId v, project_heads(h, w.v_proj, w.v_bias, kNoConstant, w.qk_norm_scope, kv_heads,
+                                                     layer_role(layer, "v_proj")));
   if (attention.rope) {
     STATICLM_ASSIGN_OR_RETURN(q, rope(q, *attention.rope));
     STATICLM_ASSIGN_OR_RETURN(k, rope(k, *attention.rope));
+    if (attention.rope_attention_factor != 1.0) {
+      STATICLM_ASSIGN_OR_RETURN(q, scale_rotated(q, *attention.rope, attention.rope_attention_factor));
+      STATICLM_ASSIGN_OR_RETURN(k, scale_rotated(k, *attention.rope, attention.rope_attention_factor));
+    }
   }
   const int64_t in_place = shape_.kv_update == KvUpdateForm::kInPlace ? 1 : 0;
   const auto index = static_cast<size_t>(layer);

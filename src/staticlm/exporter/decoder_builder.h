@@ -27,6 +27,10 @@ class DecoderBuilder {
   // A graph over `constants` (which holds the model's weights) with the method's inputs.
   static Result<DecoderBuilder> start(const DecoderHyperParams& params, std::shared_ptr<ConstantTable> constants,
                                       const DecoderMethodShape& shape);
+  // start() for `model`'s hyper-parameters, after checking it has weights and attention for each
+  // of its layers (InvalidArgument otherwise).
+  static Result<DecoderBuilder> start(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
+                                      const DecoderMethodShape& shape);
 
   const DecoderHyperParams& params() const { return params_; }
   const DecoderMethodShape& shape() const { return shape_; }
@@ -54,11 +58,11 @@ class DecoderBuilder {
   Result<ValueId> reshape(ValueId x, Shape shape);
 
   // The self-attention of `layer` on the normed hidden state h, up to (not including) o_proj:
-  // q / k / v projections with their optional biases, per-head q / k norms where the weights
-  // have them, the layer's rope, the cache writes (in place, or the new rows as the returned
-  // form's outputs) and attention over the caches: windowed_attention where the layer's window
-  // is shorter than the cache or its scores are soft-capped, attention otherwise. Returns
-  // [1, S, heads * head_dim].
+  // q / k / v projections with their optional biases, q / k norms where the weights have them (per
+  // head or over the whole projection), the layer's rope (none where it has none) and its
+  // attention factor, the cache writes (in place, or the new rows as the returned form's outputs)
+  // and attention over the caches: windowed_attention where the layer's window is shorter than
+  // the cache or its scores are soft-capped, attention otherwise. Returns [1, S, heads * head_dim].
   Result<ValueId> self_attention(int64_t layer, ValueId h, const DecoderLayerWeights& w,
                                  const LayerAttention& attention);
   // o_proj (+ bias) of self_attention's result: [1, rows, hidden].
@@ -83,9 +87,10 @@ class DecoderBuilder {
   DecoderBuilder(const DecoderHyperParams& params, std::unique_ptr<Graph> graph, const DecoderMethodShape& shape)
       : params_(params), graph_(std::move(graph)), shape_(shape) {}
 
-  Result<ValueId> project_heads(ValueId h, ConstantId proj, ConstantId bias, ConstantId norm, int64_t heads,
-                                const std::string& role);
+  Result<ValueId> project_heads(ValueId h, ConstantId proj, ConstantId bias, ConstantId norm, QkNormScope norm_scope,
+                                int64_t heads, const std::string& role);
   Result<ValueId> rope(ValueId x, const RopeParams& rope);
+  Result<ValueId> scale_rotated(ValueId x, const RopeParams& rope, double factor);
   Status add_returned_rows(ValueId rows, const std::string& name);
 
   DecoderHyperParams params_;

@@ -25,6 +25,8 @@ struct DecoderHyperParams {
   // The rope of the layers that attend over the whole cache: what hf_static's rope_* metadata
   // keys describe.
   RopeParams rope;
+  // longrope's attention factor (HfConfig::rope_attention_factor), 1 for the other scalings.
+  double rope_attention_factor = 1.0;
 };
 
 // How one layer attends.
@@ -33,12 +35,19 @@ struct LayerAttention {
   std::optional<RopeParams> rope;  // empty: the layer's queries and keys are not rotated
   int64_t window = 0;              // > 0: a query attends its own slot and the window - 1 before it
   double softcap = 0.0;            // > 0: scores become softcap * tanh(score / softcap)
+  // != 1: the rotated channels of q and k are multiplied by it after the rope (longrope's attention
+  // factor, which transformers folds into cos and sin).
+  double rope_attention_factor = 1.0;
 };
 
 // The activation of a gated MLP's gate: down(act(gate) * up).
 enum class Activation { kSilu, kGelu, kGeluTanh };
 
 inline constexpr ConstantId kNoConstant = -1;
+
+// What q_norm / k_norm normalize: each head's head_dim channels (Qwen3, Gemma 3) or the whole
+// projection before it is split into heads (OLMo 2).
+enum class QkNormScope { kPerHead, kWholeProjection };
 
 struct DecoderLayerWeights {
   ConstantId input_norm = kNoConstant;
@@ -52,9 +61,10 @@ struct DecoderLayerWeights {
   ConstantId o_bias = kNoConstant;
   ConstantId q_norm = kNoConstant;  // Qwen3: RMSNorm over head_dim before RoPE
   ConstantId k_norm = kNoConstant;
-  ConstantId post_attention_norm = kNoConstant;    // Llama: before the MLP; Gemma: on attention's output
+  QkNormScope qk_norm_scope = QkNormScope::kPerHead;
+  ConstantId post_attention_norm = kNoConstant;    // Llama: before the MLP; Gemma, OLMo 2: on attention's output
   ConstantId pre_feedforward_norm = kNoConstant;   // Gemma
-  ConstantId post_feedforward_norm = kNoConstant;  // Gemma
+  ConstantId post_feedforward_norm = kNoConstant;  // Gemma, OLMo 2
   ConstantId gate_proj = kNoConstant;
   ConstantId up_proj = kNoConstant;
   ConstantId down_proj = kNoConstant;
@@ -64,7 +74,9 @@ struct DecoderWeights {
   ConstantId embed_tokens = kNoConstant;
   ConstantId final_norm = kNoConstant;
   ConstantId lm_head = kNoConstant;          // equals embed_tokens when the embeddings are tied
-  ConstantId embedding_scale = kNoConstant;  // f32 [1] the embeddings are multiplied by (Gemma)
+  ConstantId embedding_scale = kNoConstant;  // f32 [1] the embeddings are multiplied by (Gemma, Granite)
+  ConstantId residual_scale = kNoConstant;   // f32 [1] attention's and the MLP's outputs are multiplied by (Granite)
+  ConstantId logits_scale = kNoConstant;     // f32 [1] the logits are multiplied by (Granite)
   std::vector<DecoderLayerWeights> layers;
 };
 

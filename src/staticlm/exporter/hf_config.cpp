@@ -166,6 +166,47 @@ class FieldReader {
   std::string key_prefix_;
 };
 
+// A non-empty array of numbers > 0 (longrope's factor lists); empty when the key is absent.
+Result<std::vector<double>> positive_numbers(const FieldReader& fields, std::string_view key) {
+  std::vector<double> numbers;
+  const json* found = fields.value(key);
+  if (found == nullptr) {
+    return numbers;
+  }
+  constexpr std::string_view kExpected = "a non-empty array of numbers > 0";
+  if (!found->is_array() || found->empty()) {
+    return fields.wrong(key, kExpected, *found);
+  }
+  for (const json& element : *found) {
+    if (!element.is_number() || !is_positive_finite(element.get<double>())) {
+      return fields.wrong(key, kExpected, *found);
+    }
+    numbers.push_back(element.get<double>());
+  }
+  return numbers;
+}
+
+// longrope (Phi-3; "su" before transformers 4.44): the short and long factor lists, required, and
+// what transformers reads beside them where the config has it.
+Status read_longrope(const FieldReader& fields, HfRopeScaling& out) {
+  out.type = RopeScaling::kLongrope;
+  for (auto [key, list] : {std::pair{"short_factor", &out.short_factor}, std::pair{"long_factor", &out.long_factor}}) {
+    STATICLM_ASSIGN_OR_RETURN(*list, positive_numbers(fields, key));
+    if (list->empty()) {
+      return fields.missing(key, "a non-empty array of numbers > 0");
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(out.attention_factor,
+                            fields.optional_number("attention_factor", is_positive_finite, "a number > 0"));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<double> factor,
+                            fields.optional_number("factor", is_positive_finite, "a number > 0"));
+  out.factor = factor.value_or(1.0);
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> original,
+                            fields.optional_dimension("original_max_position_embeddings"));
+  out.original_max_position_embeddings = original.value_or(0);
+  return ok_status();
+}
+
 void append_new_ids(std::vector<int64_t>& ids, const std::vector<int64_t>& more) {
   for (int64_t id : more) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
@@ -191,9 +232,12 @@ Status read_rope_scaling(const json& scaling, std::string_view key, const std::s
   if (*type == "default") {
     return ok_status();
   }
+  if (*type == "longrope" || *type == "su") {
+    return read_longrope(fields, out);
+  }
   if (*type != "linear" && *type != "llama3") {
     return unimplemented("'", file, "': ", key, " type '", *type,
-                         "' is not supported (supported: none, linear, llama3)");
+                         "' is not supported (supported: none, linear, llama3, longrope)");
   }
   STATICLM_ASSIGN_OR_RETURN(out.factor, fields.required_number("factor", is_positive_finite, "a number > 0"));
   if (*type == "linear") {
@@ -312,8 +356,12 @@ Status read_dimensions(const FieldReader& config, HfConfig& out) {
   }
   STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> max_positions, config.optional_dimension("max_position_embeddings"));
   out.max_position_embeddings = max_positions.value_or(2048);
+  STATICLM_ASSIGN_OR_RETURN(out.original_max_position_embeddings,
+                            config.optional_dimension("original_max_position_embeddings"));
   STATICLM_ASSIGN_OR_RETURN(out.sliding_window, config.optional_dimension("sliding_window"));
   STATICLM_ASSIGN_OR_RETURN(out.use_sliding_window, config.optional_bool("use_sliding_window"));
+  STATICLM_ASSIGN_OR_RETURN(out.max_window_layers,
+                            config.optional_int("max_window_layers", 0, kMaxDimension, "a non-negative integer"));
   return ok_status();
 }
 
@@ -323,6 +371,13 @@ Status read_options(const FieldReader& config, HfConfig& out) {
   out.rms_norm_eps = eps.value_or(1e-6);
   STATICLM_ASSIGN_OR_RETURN(std::optional<double> rotary_fraction,
                             config.optional_number("partial_rotary_factor", is_rotary_fraction, "a number in (0, 1]"));
+  const json* parameters = config.value("rope_parameters");
+  if (!rotary_fraction && parameters != nullptr && parameters->is_object()) {
+    // transformers 5 keeps it beside the rope's other parameters.
+    const FieldReader nested(*parameters, config.file(), "rope_parameters.");
+    STATICLM_ASSIGN_OR_RETURN(
+        rotary_fraction, nested.optional_number("partial_rotary_factor", is_rotary_fraction, "a number in (0, 1]"));
+  }
   out.partial_rotary_factor = rotary_fraction.value_or(1.0);
   STATICLM_ASSIGN_OR_RETURN(std::optional<bool> tie, config.optional_bool("tie_word_embeddings"));
   out.tie_word_embeddings = tie.value_or(false);
@@ -387,6 +442,34 @@ Status read_gemma_fields(const FieldReader& config, HfConfig& out) {
   }
   STATICLM_ASSIGN_OR_RETURN(std::optional<bool> bidirectional, config.optional_bool("use_bidirectional_attention"));
   out.use_bidirectional_attention = bidirectional.value_or(false);
+  return ok_status();
+}
+
+// SmolLM3's per-layer rope switch and Granite's multipliers.
+Status read_layer_scalings(const FieldReader& config, HfConfig& out) {
+  if (const json* layers = config.value("no_rope_layers")) {
+    constexpr std::string_view kExpected = "an array of 0 and 1, one per layer";
+    if (!layers->is_array()) {
+      return config.wrong("no_rope_layers", kExpected, *layers);
+    }
+    for (const json& flag : *layers) {
+      if (!flag.is_number_integer() || (flag.get<int64_t>() != 0 && flag.get<int64_t>() != 1)) {
+        return config.wrong("no_rope_layers", kExpected, *layers);
+      }
+      out.no_rope_layers.push_back(flag.get<int64_t>());
+    }
+    if (static_cast<int64_t>(out.no_rope_layers.size()) < out.num_hidden_layers) {
+      return invalid_argument("'", config.file(), "': key 'no_rope_layers': expected an entry for each of the ",
+                              out.num_hidden_layers, " layers, found ", out.no_rope_layers.size());
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(out.no_rope_layer_interval, config.optional_dimension("no_rope_layer_interval"));
+  for (auto [key, field] :
+       {std::pair{"embedding_multiplier", &out.embedding_multiplier},
+        std::pair{"attention_multiplier", &out.attention_multiplier},
+        std::pair{"residual_multiplier", &out.residual_multiplier}, std::pair{"logits_scaling", &out.logits_scaling}}) {
+    STATICLM_ASSIGN_OR_RETURN(*field, config.optional_number(key, is_positive_finite, "a number > 0"));
+  }
   return ok_status();
 }
 
@@ -496,13 +579,14 @@ Result<HfConfig> HfConfig::load(const std::string& model_dir, HfConfigDefaults d
   STATICLM_RETURN_IF_ERROR(read_rope(fields, config));
   STATICLM_RETURN_IF_ERROR(read_options(fields, config));
   STATICLM_RETURN_IF_ERROR(read_gemma_fields(fields, config));
+  STATICLM_RETURN_IF_ERROR(read_layer_scalings(fields, config));
   STATICLM_RETURN_IF_ERROR(read_token_ids(fields, config));
   STATICLM_RETURN_IF_ERROR(read_generation_config(path_in(model_dir, "generation_config.json"), config));
-  STATICLM_RETURN_IF_ERROR(config.rope_params().status());
+  STATICLM_RETURN_IF_ERROR(config.rope_params(config.max_position_embeddings).status());
   return config;
 }
 
-Result<RopeParams> HfConfig::rope_params() const {
+Result<RopeParams> HfConfig::rope_params(int64_t max_sequence_len) const {
   RopeParams params;
   if (!std::isfinite(rope_theta) || !(rope_theta > 1.0)) {
     return invalid_argument("'", config_path, "': key 'rope_theta': expected a finite number > 1, found ", rope_theta);
@@ -541,7 +625,51 @@ Result<RopeParams> HfConfig::rope_params() const {
     params.high_freq_factor = rope_scaling.high_freq_factor;
     params.original_max_position = rope_scaling.original_max_position_embeddings;
   }
+  if (rope_scaling.type == RopeScaling::kLongrope) {
+    const auto pairs = static_cast<size_t>(params.rotary_dim / 2);
+    for (auto [key, list] :
+         {std::pair{"short_factor", &rope_scaling.short_factor}, std::pair{"long_factor", &rope_scaling.long_factor}}) {
+      if (list->size() != pairs) {
+        return invalid_argument("'", config_path, "': key 'rope_scaling.", key, "': expected ", pairs,
+                                " factors (head_dim ", head_dim, " x partial_rotary_factor ", partial_rotary_factor,
+                                " / 2), found ", list->size());
+      }
+    }
+    params.frequency_factors =
+        max_sequence_len > rope_original_max_position() ? rope_scaling.long_factor : rope_scaling.short_factor;
+  }
   return params;
+}
+
+int64_t HfConfig::rope_original_max_position() const {
+  if (rope_scaling.type != RopeScaling::kLongrope) {
+    return 0;
+  }
+  if (original_max_position_embeddings) {
+    return *original_max_position_embeddings;
+  }
+  return rope_scaling.original_max_position_embeddings > 0 ? rope_scaling.original_max_position_embeddings
+                                                           : max_position_embeddings;
+}
+
+double HfConfig::rope_attention_factor() const {
+  if (rope_scaling.type != RopeScaling::kLongrope) {
+    return 1.0;
+  }
+  if (rope_scaling.attention_factor) {
+    return *rope_scaling.attention_factor;
+  }
+  // transformers' _compute_longrope_parameters: with an original length, the extension is
+  // max_position_embeddings / original, whatever `factor` says.
+  const int64_t original = rope_original_max_position();
+  const bool has_original =
+      original_max_position_embeddings.has_value() || rope_scaling.original_max_position_embeddings > 0;
+  const double extension =
+      has_original ? static_cast<double>(max_position_embeddings) / static_cast<double>(original) : rope_scaling.factor;
+  if (extension <= 1.0 || original <= 1) {
+    return 1.0;
+  }
+  return std::sqrt(1.0 + std::log(extension) / std::log(static_cast<double>(original)));
 }
 
 std::optional<int64_t> HfConfig::effective_sliding_window() const {

@@ -15,13 +15,17 @@
 
 namespace staticlm {
 
-// rope_scaling as config.json states it. "default" (and null or absent) reads as kNone.
+// rope_scaling as config.json states it. "default" (and null or absent) reads as kNone; Phi-3's
+// old name "su" reads as kLongrope.
 struct HfRopeScaling {
   RopeScaling type = RopeScaling::kNone;
-  double factor = 1.0;                           // linear and llama3
+  double factor = 1.0;                           // linear and llama3; longrope where it has one
   double low_freq_factor = 1.0;                  // llama3 only
   double high_freq_factor = 4.0;                 // llama3 only
-  int64_t original_max_position_embeddings = 0;  // llama3 only
+  int64_t original_max_position_embeddings = 0;  // llama3; longrope where it has one (transformers 5)
+  std::vector<double> short_factor;              // longrope: one per rotated channel pair
+  std::vector<double> long_factor;               // longrope
+  std::optional<double> attention_factor;        // longrope: absent, transformers' default
 };
 
 // Sampling defaults from generation_config.json; each is empty when the file does not set it.
@@ -65,8 +69,11 @@ struct HfConfig {
   bool attention_bias = false;
   bool mlp_bias = false;
   int64_t max_position_embeddings = 2048;
-  std::optional<int64_t> sliding_window;   // null reads as absent
-  std::optional<bool> use_sliding_window;  // Qwen2 sets a window it does not use
+  // Phi-3: the pretraining length, up to which longrope uses its short factors.
+  std::optional<int64_t> original_max_position_embeddings;
+  std::optional<int64_t> sliding_window;     // null reads as absent
+  std::optional<bool> use_sliding_window;    // Qwen2 sets a window it does not use
+  std::optional<int64_t> max_window_layers;  // Qwen2 / Qwen3: without layer_types, layers from it on slide
   std::string hidden_act = "silu";
   std::optional<std::string> hidden_activation;  // Gemma's name for the MLP's activation
 
@@ -78,6 +85,17 @@ struct HfConfig {
   std::vector<std::string> layer_types;           // one per layer when present
   std::optional<int64_t> sliding_window_pattern;  // sliding_window_pattern or _sliding_window_pattern
   bool use_bidirectional_attention = false;
+
+  // SmolLM3: one entry per layer (at least), 1 where the layer rotates, 0 where it has no rope;
+  // empty when absent. no_rope_layer_interval fills it where it is absent (every n-th layer none).
+  std::vector<int64_t> no_rope_layers;
+  std::optional<int64_t> no_rope_layer_interval;
+
+  // Granite: each > 0 where present.
+  std::optional<double> embedding_multiplier;  // the embeddings times it
+  std::optional<double> attention_multiplier;  // the scores scale, replacing 1 / sqrt(head_dim)
+  std::optional<double> residual_multiplier;   // attention's and the MLP's outputs times it
+  std::optional<double> logits_scaling;        // the logits divided by it
   // The model's keys came from config.json's text_config (a multimodal checkpoint such as
   // Gemma3ForConditionalGeneration).
   bool from_text_config = false;
@@ -99,13 +117,23 @@ struct HfConfig {
   // a file is not a JSON object, a required key is missing, or a value has the wrong type or range
   // (including num_key_value_heads not dividing num_attention_heads, hidden_size not divisible by
   // num_attention_heads without head_dim, or a rotary width that is not even); Unimplemented for a
-  // rope_scaling type other than none, default, linear and llama3.
+  // rope_scaling type other than none, default, linear, llama3 and longrope (or su).
   static Result<HfConfig> load(const std::string& model_dir, HfConfigDefaults defaults = nullptr);
 
   // The rope parameters the model's rope ops take: theta, rotary_dim = head_dim x
-  // partial_rotary_factor, and the scaling. Fails with InvalidArgument naming config.json when
-  // the fields are out of range (load() has already checked this for a loaded config).
-  Result<RopeParams> rope_params() const;
+  // partial_rotary_factor, and the scaling. longrope rotates with the long factors when
+  // `max_sequence_len` (the exported cache's length) is beyond rope_original_max_position(), as
+  // transformers does for a sequence that long, else with the short ones. Fails with
+  // InvalidArgument naming config.json when the fields are out of range (load() has already
+  // checked this for a loaded config).
+  Result<RopeParams> rope_params(int64_t max_sequence_len) const;
+  // longrope: the length up to which the short factors apply: original_max_position_embeddings,
+  // else rope_scaling's, else max_position_embeddings (as transformers reads it). 0 otherwise.
+  int64_t rope_original_max_position() const;
+  // longrope: what the rotated channels of q and k are multiplied by (cos and sin in
+  // transformers): rope_scaling's attention_factor, else sqrt(1 + ln(s) / ln(original)) with
+  // s = max_position_embeddings / original where s > 1. 1 for the other scalings.
+  double rope_attention_factor() const;
 
   // The attention window the model really uses: sliding_window unless use_sliding_window is false.
   std::optional<int64_t> effective_sliding_window() const;

@@ -48,8 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto config = staticlm::HfConfig::load(dir, staticlm::model_family_config_defaults);
   if (config.ok()) {
-    (void)config->rope_params();
+    (void)config->rope_params(config->max_position_embeddings);
     (void)config->effective_sliding_window();
+    (void)config->rope_attention_factor();
   }
   return 0;
 }

@@ -123,7 +123,7 @@ TEST(HfConfigTest, Llama31WithLlama3RopeScaling) {
   EXPECT_FALSE(config->generation.min_p.has_value());
   EXPECT_FALSE(config->generation.repetition_penalty.has_value());
 
-  auto rope = config->rope_params();
+  auto rope = config->rope_params(64);
   ASSERT_TRUE(rope.ok()) << rope.status().to_string();
   EXPECT_DOUBLE_EQ(rope->theta, 500000.0);
   EXPECT_EQ(rope->rotary_dim, 128);
@@ -159,7 +159,7 @@ TEST(HfConfigTest, Qwen2WithAnUnusedSlidingWindow) {
   EXPECT_EQ(config->generation.repetition_penalty, 1.1);
   EXPECT_EQ(config->generation.temperature, 0.7);
   EXPECT_EQ(config->generation.top_p, 0.8);
-  auto rope = config->rope_params();
+  auto rope = config->rope_params(64);
   ASSERT_TRUE(rope.ok()) << rope.status().to_string();
   EXPECT_EQ(rope->scaling, RopeScaling::kNone);
   EXPECT_EQ(rope->rotary_dim, 64);
@@ -232,7 +232,7 @@ TEST(HfConfigTest, ExplicitAndNullHeadDim) {
   auto explicit_dim = load_config(dir, config);
   ASSERT_TRUE(explicit_dim.ok()) << explicit_dim.status().to_string();
   EXPECT_EQ(explicit_dim->head_dim, 32);
-  EXPECT_EQ(explicit_dim->rope_params()->rotary_dim, 32);
+  EXPECT_EQ(explicit_dim->rope_params(64)->rotary_dim, 32);
 
   config["head_dim"] = nullptr;
   auto inferred = load_config(dir, config);
@@ -315,7 +315,7 @@ TEST(HfConfigTest, RopeScalingTypes) {
   auto linear = load_config(dir, config);
   ASSERT_TRUE(linear.ok()) << linear.status().to_string();
   EXPECT_EQ(linear->rope_scaling.type, RopeScaling::kLinear);
-  EXPECT_DOUBLE_EQ(linear->rope_params()->factor, 2.0);
+  EXPECT_DOUBLE_EQ(linear->rope_params(64)->factor, 2.0);
 
   config["rope_scaling"] = {{"rope_type", "default"}};
   auto default_type = load_config(dir, config);
@@ -348,9 +348,9 @@ TEST(HfConfigTest, RefusesUnsupportedRopeScaling) {
   ScratchDir dir;
   json config = minimal_config();
   config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
-  expect_error(
-      load_config(dir, config), StatusCode::kUnimplemented,
-      "'" + dir.file("config.json") + "': rope_scaling type 'yarn' is not supported (supported: none, linear, llama3)");
+  expect_error(load_config(dir, config), StatusCode::kUnimplemented,
+               "'" + dir.file("config.json") +
+                   "': rope_scaling type 'yarn' is not supported (supported: none, linear, llama3, longrope)");
   config["rope_scaling"] = {{"type", "dynamic"}, {"factor", 4.0}};
   expect_error(load_config(dir, config), StatusCode::kUnimplemented, "rope_scaling type 'dynamic' is not supported");
 }
@@ -470,13 +470,13 @@ TEST(HfConfigTest, PartialRotaryFactorSetsTheRotaryWidth) {
   config["partial_rotary_factor"] = 0.5;
   auto half = load_config(dir, config);
   ASSERT_TRUE(half.ok()) << half.status().to_string();
-  EXPECT_EQ(half->rope_params()->rotary_dim, 8);  // 16 x 0.5
-  config["partial_rotary_factor"] = 0.4;          // 16 x 0.4 = 6.4 -> 6
+  EXPECT_EQ(half->rope_params(64)->rotary_dim, 8);  // 16 x 0.5
+  config["partial_rotary_factor"] = 0.4;            // 16 x 0.4 = 6.4 -> 6
   auto truncated = load_config(dir, config);
   ASSERT_TRUE(truncated.ok()) << truncated.status().to_string();
-  EXPECT_EQ(truncated->rope_params()->rotary_dim, 6);
+  EXPECT_EQ(truncated->rope_params(64)->rotary_dim, 6);
   config["partial_rotary_factor"] = 0.3;  // 4.8 -> 4
-  EXPECT_EQ(load_config(dir, config)->rope_params()->rotary_dim, 4);
+  EXPECT_EQ(load_config(dir, config)->rope_params(64)->rotary_dim, 4);
   config["partial_rotary_factor"] = 0.2;  // 3.2 -> 3: odd
   expect_error(load_config(dir, config), StatusCode::kInvalidArgument,
                "head_dim 16 x partial_rotary_factor 0.2 gives a rotary width of 3, expected an even number >= 2");

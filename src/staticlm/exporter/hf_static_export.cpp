@@ -138,14 +138,17 @@ std::string stored_weight_format(const HfStaticExportOptions& options, const std
 }
 
 // The optional keys that say how the layers attend (docs/hf_static_v1.md), where they differ from
-// Llama's: windows, the windowed layers' rope base, the scores scale, the soft-caps.
+// Llama's: windows, the windowed layers' rope base, the layers without rope, the scores scale, the
+// soft-caps.
 void add_attention_metadata(const DecoderModel& model, std::vector<MetadataSpec>& m) {
   namespace key = hf_static_v1::key;
   auto add = [&m](std::string_view name, MetadataValue value) { m.push_back({std::string(name), std::move(value)}); };
   std::vector<int64_t> windows;
+  std::vector<int64_t> rotates;
   std::optional<double> local_theta;
   for (const LayerAttention& layer : model.attention) {
     windows.push_back(layer.window);
+    rotates.push_back(layer.rope ? 1 : 0);
     if (layer.window > 0 && layer.rope && layer.rope->theta != model.params.rope.theta) {
       local_theta = layer.rope->theta;
     }
@@ -155,6 +158,9 @@ void add_attention_metadata(const DecoderModel& model, std::vector<MetadataSpec>
   }
   if (local_theta) {
     add(key::kRopeLocalTheta, *local_theta);
+  }
+  if (std::find(rotates.begin(), rotates.end(), 0) != rotates.end()) {
+    add(key::kRopeLayers, rotates);
   }
   if (!model.attention.empty()) {
     const LayerAttention& first = model.attention.front();
@@ -198,13 +204,20 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
   add(key::kRopeScaling, std::string(rope_scaling_name(params.rope.scaling)));
   add(key::kTokenizerKind, tokenizer.kind);
   add(key::kTokenizerSha256, tokenizer.hash);
-  if (params.rope.scaling != RopeScaling::kNone) {
+  if (params.rope.scaling == RopeScaling::kLinear || params.rope.scaling == RopeScaling::kLlama3) {
     add(key::kRopeFactor, params.rope.factor);
   }
   if (params.rope.scaling == RopeScaling::kLlama3) {
     add(key::kRopeLowFreqFactor, params.rope.low_freq_factor);
     add(key::kRopeHighFreqFactor, params.rope.high_freq_factor);
     add(key::kRopeOriginalMaxPosition, params.rope.original_max_position);
+  }
+  if (params.rope.scaling == RopeScaling::kLongrope) {
+    const int64_t original = config.rope_original_max_position();
+    add(key::kRopeOriginalMaxPosition, original);
+    add(key::kRopeFactorSet,
+        std::string(max_cache_len > original ? hf_static_v1::kRopeFactorsLong : hf_static_v1::kRopeFactorsShort));
+    add(key::kRopeAttentionFactor, params.rope_attention_factor);
   }
   add_attention_metadata(model, m);
   const HfGenerationDefaults& g = config.generation;

@@ -22,7 +22,7 @@ namespace staticlm {
 
 struct FamilyOptions {
   DType weight_dtype = DType::kF32;  // matrices; 1-D weights (norms, biases) stay f32
-  int64_t max_cache_len = 0;         // families with a sliding window check it against this
+  int64_t max_cache_len = 0;         // the longest sequence the program runs (longrope's factor set)
 };
 
 struct ModelFamily {
@@ -49,14 +49,26 @@ std::string_view model_family_config_defaults(std::span<const std::string> archi
 Result<const ModelFamily*> find_model_family(const HfConfig& config);
 
 // Shared by the family files: hyper-parameters every decoder reads the same way (dimensions, eps,
-// rope), refusing mlp_bias, which no family implements.
-Result<DecoderHyperParams> read_decoder_hyper_params(const HfConfig& config);
+// rope for a program of options.max_cache_len positions), refusing mlp_bias, which no family
+// implements.
+Result<DecoderHyperParams> read_decoder_hyper_params(const HfConfig& config, const FamilyOptions& options);
 
-// Every layer attends the same way: scale 1 / sqrt(head_dim) and params.rope, as Llama's do.
+// Every layer attends the same way: scale 1 / sqrt(head_dim) and params.rope with its attention
+// factor, as Llama's do.
 std::vector<LayerAttention> uniform_attention(const DecoderHyperParams& params);
 
-// Refuses an attention window smaller than the cache: the exported program attends over the
-// whole cache, which would silently differ from the model.
-Status check_sliding_window(const HfConfig& config, int64_t max_cache_len);
+// layer_types as one flag per layer, true for sliding_attention; empty when the config has none.
+// Fails with Unimplemented naming an entry other than sliding_attention and full_attention.
+Result<std::vector<bool>> sliding_layer_types(const HfConfig& config);
+
+// Each layer's attention window (0: none): the window the model uses
+// (HfConfig::effective_sliding_window) on the layers layer_types marks sliding, or, without
+// layer_types, on those `slides_by_default` marks (one flag per layer). Fails as
+// sliding_layer_types.
+Result<std::vector<int64_t>> layer_windows(const HfConfig& config, const std::vector<bool>& slides_by_default);
+
+// Whether multiplying an f32 weight by `value` is exact (a power of two, 2^-64 to 2^64), so a
+// multiplier folded into the weight changes no bit of what transformers computes.
+bool is_exact_scale(double value);
 
 }  // namespace staticlm

@@ -94,4 +94,8 @@ Result<std::shared_ptr<ByteSource>> converted_source(const SafetensorsTensor& te
 // that applies as (offset + w) folded into a plain one.
 Result<std::shared_ptr<ByteSource>> shifted_f32_source(const SafetensorsTensor& tensor, float offset);
 
+// As converted_source to F32, each value then multiplied by `factor` in f32 arithmetic: a
+// multiplier folded into a weight (exactly, where the factor is a power of two).
+Result<std::shared_ptr<ByteSource>> scaled_f32_source(const SafetensorsTensor& tensor, float factor);
+
 }  // namespace staticlm

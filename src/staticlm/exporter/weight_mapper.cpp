@@ -39,6 +39,41 @@ Result<ConstantId> WeightMapper::require_shifted(const std::string& name, float 
   return constants_.add(name, DType::kF32, tensor->shape, std::move(source).value());
 }
 
+Result<ConstantId> WeightMapper::require_scaled(const std::string& name, float factor) {
+  STATICLM_ASSIGN_OR_RETURN(const SafetensorsTensor* tensor, checkpoint_.get(name));
+  if (ConstantId existing = constants_.find(name); existing >= 0) {
+    return existing;
+  }
+  auto source = scaled_f32_source(*tensor, factor);
+  if (!source.ok()) {
+    return source.status().with_context(str_cat("'", tensor->file, "': tensor '", name, "'"));
+  }
+  return constants_.add(name, DType::kF32, tensor->shape, std::move(source).value());
+}
+
+Result<ConstantId> WeightMapper::require_rows(const std::string& name, int64_t begin, int64_t end,
+                                              const std::string& constant_name) {
+  STATICLM_ASSIGN_OR_RETURN(const SafetensorsTensor* tensor, checkpoint_.get(name));
+  if (tensor->shape.size() != 2 || begin < 0 || begin >= end || end > tensor->shape[0]) {
+    return invalid_argument("'", tensor->file, "': tensor '", name, "': expected a matrix of at least ", end,
+                            " rows, found shape ", shape_string(tensor->shape));
+  }
+  if (ConstantId existing = constants_.find(constant_name); existing >= 0) {
+    return existing;
+  }
+  // Rows are contiguous: the slice is a sub-range of the tensor's bytes.
+  const uint64_t row_bytes = tensor->bytes.size() / static_cast<uint64_t>(tensor->shape[0]);
+  SafetensorsTensor rows = *tensor;
+  rows.shape = {end - begin, tensor->shape[1]};
+  rows.bytes =
+      tensor->bytes.subspan(static_cast<uint64_t>(begin) * row_bytes, static_cast<uint64_t>(end - begin) * row_bytes);
+  auto source = converted_source(rows, weight_dtype_);
+  if (!source.ok()) {
+    return source.status().with_context(str_cat("'", tensor->file, "': tensor '", name, "'"));
+  }
+  return constants_.add(constant_name, weight_dtype_, rows.shape, std::move(source).value());
+}
+
 Result<ConstantId> WeightMapper::scalar(const std::string& name, float value) {
   std::vector<uint8_t> bytes(sizeof(float));
   std::memcpy(bytes.data(), &value, sizeof(float));

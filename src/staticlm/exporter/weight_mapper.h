@@ -28,6 +28,14 @@ class WeightMapper {
   // apply as (1 + w), folded into plain RMSNorm weights. Exact with respect to Hugging Face, which
   // adds 1 to the f32 weight too.
   Result<ConstantId> require_shifted(const std::string& name, float offset);
+  // As require(), each value multiplied by `factor` and stored f32: a multiplier folded into a
+  // 1-D weight (Granite's logits_scaling into the final norm, where it is exact).
+  Result<ConstantId> require_scaled(const std::string& name, float factor);
+  // Rows [begin, end) of the 2-D tensor `name`, as the constant `constant_name` in the matrices'
+  // dtype: one projection of a fused weight (Phi-3's qkv_proj, gate_up_proj). Fails with
+  // InvalidArgument naming the tensor when it is not 2-D or has fewer rows.
+  Result<ConstantId> require_rows(const std::string& name, int64_t begin, int64_t end,
+                                  const std::string& constant_name);
   // A constant the model defines rather than the checkpoint stores: f32 [1] holding `value`.
   Result<ConstantId> scalar(const std::string& name, float value);
   // The standard per-layer tensors "model.layers.{i}.{suffix}" of a Llama-style block.

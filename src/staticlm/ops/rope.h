@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding parameters and inverse frequencies, as Hugging Face computes them
-// (default, linear and llama3 scaling). Shared by every backend's rope kernel.
+// (default, linear, llama3 and longrope scaling). Shared by every backend's rope kernel.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,9 @@
 
 namespace staticlm {
 
-enum class RopeScaling { kNone, kLinear, kLlama3 };
+// kLongrope: each inverse frequency divided by its own factor (Phi-3's short or long factor list);
+// its attention factor is not the op's (the exporter scales q and k after the rope).
+enum class RopeScaling { kNone, kLinear, kLlama3, kLongrope };
 
 struct RopeParams {
   double theta = 10000.0;
@@ -23,8 +25,11 @@ struct RopeParams {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position = 8192;
+  std::vector<double> frequency_factors;  // longrope: rotary_dim / 2 values > 0
 
-  // Reads the rope attributes of an op instance whose heads are head_dim wide.
+  // Reads the rope attributes of an op instance whose heads are head_dim wide. Longrope's factors
+  // are the string attribute `frequency_factors`: rotary_dim / 2 decimal numbers joined by commas
+  // (the program format has no list of floats).
   // Fails with InvalidArgument naming the bad attribute.
   static Result<RopeParams> from_attributes(const Attributes& attrs, int64_t head_dim);
   void to_attributes(Attributes& attrs) const;

@@ -22,6 +22,8 @@ std::vector<double> reference_inverse_frequencies(const RopeParams& p) {
     double f = std::exp(-exponent * std::log(p.theta));
     if (p.scaling == RopeScaling::kLinear) {
       f = f / p.factor;
+    } else if (p.scaling == RopeScaling::kLongrope) {
+      f = f / p.frequency_factors.at(static_cast<size_t>(i));
     } else if (p.scaling == RopeScaling::kLlama3) {
       const double orig = static_cast<double>(p.original_max_position);
       const double wavelen = 2 * kPi / f;
@@ -92,7 +94,7 @@ TEST(RopeParamsTest, RefusesBadAttributes) {
   expect_refused(parse(Attributes{{"theta", 1e4}, {"rotary_dim", int64_t{0}}}), "found 0");
   expect_refused(parse(Attributes{{"theta", 1e4}}, 7), "expected an even value in [2, 7], found 7");
   expect_refused(parse(Attributes{{"theta", 1e4}, {"scaling", std::string("yarn")}}),
-                 "attribute 'scaling': expected none, linear or llama3, found 'yarn'");
+                 "attribute 'scaling': expected none, linear, llama3 or longrope, found 'yarn'");
   expect_refused(parse(Attributes{{"theta", 1e4}, {"scaling", std::string("linear")}, {"factor", 0.0}}),
                  "attribute 'factor': expected a value > 0, found 0");
   expect_refused(parse(Attributes{{"theta", 1e4},
@@ -140,6 +142,52 @@ TEST(RopeParamsTest, ScalingNames) {
   EXPECT_EQ(rope_scaling_name(RopeScaling::kNone), "none");
   EXPECT_EQ(rope_scaling_name(RopeScaling::kLinear), "linear");
   EXPECT_EQ(rope_scaling_name(RopeScaling::kLlama3), "llama3");
+  EXPECT_EQ(rope_scaling_name(RopeScaling::kLongrope), "longrope");
+}
+
+Attributes longrope_attributes(std::string factors, int64_t rotary_dim = 6) {
+  return Attributes{{"theta", 10000.0},
+                    {"rotary_dim", rotary_dim},
+                    {"scaling", std::string("longrope")},
+                    {"frequency_factors", std::move(factors)}};
+}
+
+TEST(RopeParamsTest, ParsesLongropeFactors) {
+  auto params = parse(longrope_attributes("1,2.5,4"));
+  ASSERT_TRUE(params.ok()) << params.status().to_string();
+  EXPECT_EQ(params->scaling, RopeScaling::kLongrope);
+  EXPECT_EQ(params->frequency_factors, (std::vector<double>{1.0, 2.5, 4.0}));
+}
+
+// Phi-4-mini's factors are written with more digits than a float keeps: the attribute must give
+// back exactly the doubles the exporter read.
+TEST(RopeParamsTest, LongropeFactorsRoundTripExactly) {
+  RopeParams params;
+  params.theta = 10000.0;
+  params.rotary_dim = 6;
+  params.scaling = RopeScaling::kLongrope;
+  params.frequency_factors = {1.0, 1.118320672, 47.77};
+  Attributes attrs;
+  params.to_attributes(attrs);
+  EXPECT_EQ(*attrs.get_string("frequency_factors"), "1,1.118320672,47.77");
+  EXPECT_FALSE(attrs.has("factor"));
+  auto parsed = parse(attrs);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->frequency_factors, params.frequency_factors);
+}
+
+TEST(RopeParamsTest, RefusesBadLongropeFactors) {
+  expect_refused(parse(Attributes{{"theta", 1e4}, {"rotary_dim", int64_t{6}}, {"scaling", std::string("longrope")}}),
+                 "missing attribute 'frequency_factors'");
+  expect_refused(parse(longrope_attributes("1,2")),
+                 "attribute 'frequency_factors': expected 3 factors (one per rotated channel pair), found 2");
+  expect_refused(parse(longrope_attributes("1,2,4,8")), "expected 3 factors (one per rotated channel pair), found 4");
+  expect_refused(parse(longrope_attributes("1,-2,4")),
+                 "attribute 'frequency_factors': expected numbers > 0 joined by commas, found '-2' in '1,-2,4'");
+  expect_refused(parse(longrope_attributes("1,2,4,")), "found '' in '1,2,4,'");
+  expect_refused(parse(longrope_attributes("1, 2,4")), "found ' 2'");
+  expect_refused(parse(longrope_attributes("1,inf,4")), "found 'inf'");
+  expect_refused(parse(longrope_attributes("")), "expected 3 factors (one per rotated channel pair), found 0");
 }
 
 TEST(RopeInverseFrequenciesTest, Unscaled) {
@@ -194,6 +242,17 @@ TEST(RopeInverseFrequenciesTest, Llama3CoversAllThreeBands) {
   EXPECT_GT(kept, 0);
   EXPECT_GT(interpolated, 0);
   EXPECT_GT(slowed, 0);
+}
+
+// transformers' _compute_longrope_parameters: each frequency divided by its own factor, the base
+// frequencies over the rotary width (a partial one here).
+TEST(RopeInverseFrequenciesTest, LongropeDividesEachFrequencyByItsFactor) {
+  auto params = parse(longrope_attributes("1,2.5,4"), 8);
+  ASSERT_TRUE(params.ok()) << params.status().to_string();
+  const std::vector<double> freqs = params->inverse_frequencies();
+  expect_close(freqs, reference_inverse_frequencies(*params));
+  EXPECT_NEAR(freqs[0], 1.0, 1e-15);
+  EXPECT_NEAR(freqs[1], std::pow(10000.0, -1.0 / 3.0) / 2.5, 1e-15);
 }
 
 TEST(RopeInverseFrequenciesTest, Llama3WithOtherFactors) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // rope against a double-precision reference whose inverse frequencies are written out here
-// (default, linear and llama3 scaling as transformers computes them).
+// (default, linear, llama3 and longrope scaling as transformers computes them).
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -29,6 +30,14 @@ std::vector<double> reference_inv_freq(const RopeCase& c) {
     double f = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(c.rotary_dim));
     if (scaling == "linear") {
       f /= *c.attrs.get_float("factor");
+    } else if (scaling == "longrope") {
+      // The i-th of the comma-separated factors.
+      std::stringstream factors(*c.attrs.get_string("frequency_factors"));
+      std::string factor;
+      for (int64_t j = 0; j <= i; ++j) {
+        std::getline(factors, factor, ',');
+      }
+      f /= std::stod(factor);
     } else if (scaling == "llama3") {
       const double factor = *c.attrs.get_float("factor");
       const double low = *c.attrs.get_float("low_freq_factor");
@@ -108,7 +117,16 @@ INSTANTIATE_TEST_SUITE_P(
                                Attributes{{"theta", 10000.0}, {"rotary_dim", int64_t{8}}},
                                {1, 3, 2, 32},
                                8,
-                               {3, -5, 40}}),
+                               {3, -5, 40}},
+                      // Phi-4-mini's layout: 12 of 16 channels rotate, each frequency by its own factor.
+                      RopeCase{"longrope_partial",
+                               Attributes{{"theta", 10000.0},
+                                          {"rotary_dim", int64_t{12}},
+                                          {"scaling", std::string("longrope")},
+                                          {"frequency_factors", std::string("1,1.25,2.5,5,11,23")}},
+                               {1, 3, 2, 16},
+                               12,
+                               {0, 17, -1}}),
     [](const ::testing::TestParamInfo<RopeCase>& case_info) { return case_info.param.name; });
 
 TEST(RopeTest, PaddingRowsAreCopiedBitForBit) {

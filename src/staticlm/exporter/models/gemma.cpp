@@ -93,18 +93,12 @@ LayerAttention gemma_scores(const HfConfig& config) {
 }
 
 Result<std::vector<bool>> gemma_sliding_layers(const HfConfig& config, int64_t pattern) {
-  std::vector<bool> sliding;
+  STATICLM_ASSIGN_OR_RETURN(std::vector<bool> sliding, sliding_layer_types(config));
+  if (!sliding.empty()) {
+    return sliding;
+  }
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    if (config.layer_types.empty()) {
-      sliding.push_back((layer + 1) % pattern != 0);
-      continue;
-    }
-    const std::string& type = config.layer_types[static_cast<size_t>(layer)];
-    if (type != kSlidingAttention && type != kFullAttention) {
-      return unimplemented("'", config.config_path, "': layer_types[", layer, "] '", type,
-                           "' is not supported (supported: ", kSlidingAttention, ", ", kFullAttention, ")");
-    }
-    sliding.push_back(type == kSlidingAttention);
+    sliding.push_back((layer + 1) % pattern != 0);
   }
   return sliding;
 }
@@ -119,7 +113,7 @@ Result<DecoderModel> load_gemma(const HfConfig& config, const SafetensorsCheckpo
   }
   DecoderModel model;
   STATICLM_ASSIGN_OR_RETURN(model.activation, gemma_activation(config));
-  STATICLM_ASSIGN_OR_RETURN(model.params, read_decoder_hyper_params(config));
+  STATICLM_ASSIGN_OR_RETURN(model.params, read_decoder_hyper_params(config, options));
   model.attention = std::move(attention);
   model.final_softcap = config.final_logit_softcapping.value_or(0.0);
   STATICLM_ASSIGN_OR_RETURN(const std::string prefix, language_model_prefix(config, checkpoint));
@@ -146,11 +140,7 @@ Result<DecoderModel> load_gemma(const HfConfig& config, const SafetensorsCheckpo
 Result<std::unique_ptr<Graph>> build_gemma_graph(const DecoderModel& model, std::shared_ptr<ConstantTable> constants,
                                                  const DecoderMethodShape& shape) {
   const DecoderHyperParams& p = model.params;
-  if (model.weights.layers.size() != static_cast<size_t>(p.num_layers) ||
-      model.attention.size() != static_cast<size_t>(p.num_layers)) {
-    return invalid_argument("expected weights for ", p.num_layers, " layers, found ", model.weights.layers.size());
-  }
-  STATICLM_ASSIGN_OR_RETURN(DecoderBuilder b, DecoderBuilder::start(p, std::move(constants), shape));
+  STATICLM_ASSIGN_OR_RETURN(DecoderBuilder b, DecoderBuilder::start(model, std::move(constants), shape));
   STATICLM_ASSIGN_OR_RETURN(ValueId x, b.embed(model.weights.embed_tokens));
   STATICLM_ASSIGN_OR_RETURN(x, b.scale(x, model.weights.embedding_scale, "embedding scale"));
   for (int64_t layer = 0; layer < p.num_layers; ++layer) {

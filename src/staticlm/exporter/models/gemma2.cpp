@@ -23,11 +23,12 @@ constexpr int64_t kGemma2Pattern = 2;
 Result<DecoderModel> load_gemma2(const HfConfig& config, const SafetensorsCheckpoint& checkpoint,
                                  ConstantTable& constants, const FamilyOptions& options) {
   STATICLM_ASSIGN_OR_RETURN(std::vector<bool> sliding, gemma_sliding_layers(config, kGemma2Pattern));
-  STATICLM_ASSIGN_OR_RETURN(RopeParams rope, config.rope_params());
+  STATICLM_ASSIGN_OR_RETURN(RopeParams rope, config.rope_params(options.max_cache_len));
   std::vector<LayerAttention> attention;
   for (bool slides : sliding) {
     LayerAttention layer = gemma_scores(config);
     layer.rope = rope;
+    layer.rope_attention_factor = config.rope_attention_factor();
     layer.window = slides ? config.sliding_window.value_or(0) : 0;
     attention.push_back(layer);
   }

@@ -22,7 +22,7 @@ Result<DecoderModel> load_gemma3(const HfConfig& config, const SafetensorsCheckp
                                  ConstantTable& constants, const FamilyOptions& options) {
   STATICLM_ASSIGN_OR_RETURN(std::vector<bool> sliding,
                             gemma_sliding_layers(config, config.sliding_window_pattern.value_or(6)));
-  STATICLM_ASSIGN_OR_RETURN(RopeParams global_rope, config.rope_params());
+  STATICLM_ASSIGN_OR_RETURN(RopeParams global_rope, config.rope_params(options.max_cache_len));
   RopeParams local_rope;
   local_rope.theta = config.rope_local_base_freq.value_or(10000.0);
   local_rope.rotary_dim = global_rope.rotary_dim;
@@ -30,6 +30,7 @@ Result<DecoderModel> load_gemma3(const HfConfig& config, const SafetensorsCheckp
   for (bool slides : sliding) {
     LayerAttention layer = gemma_scores(config);
     layer.rope = slides ? local_rope : global_rope;
+    layer.rope_attention_factor = slides ? 1.0 : config.rope_attention_factor();
     layer.window = slides ? config.sliding_window.value_or(0) : 0;
     attention.push_back(layer);
   }

@@ -17,6 +17,7 @@
 #include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
 #include "staticlm/core/half.h"
+#include "staticlm/core/str_cat.h"
 #include "staticlm/core/thread_pool.h"
 #include "staticlm/ops/weight_layout.h"
 
@@ -620,7 +621,13 @@ TEST_P(CpuElementwiseTest, RopeMatchesThePortableRope) {
   const Attributes plain{{"theta", 10000.0}};
   // Head dims 64 (the shapes), 6 and 40 (tails of both widths); a left-padded chunk.
   for (const int64_t head_dim : {int64_t{64}, int64_t{6}, int64_t{40}}) {
-    for (const Attributes* attrs : {&plain, &llama3}) {
+    // longrope (Phi-3): one factor per channel pair, 1 to about 16.
+    std::string factors;
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      factors += str_cat(i == 0 ? "" : ",", 1.0 + 0.5 * static_cast<double>(i));
+    }
+    const Attributes longrope{{"theta", 10000.0}, {"scaling", std::string("longrope")}, {"frequency_factors", factors}};
+    for (const Attributes* attrs : {&plain, &llama3, &longrope}) {
       Tensor x = random_tensor(DType::kF32, {1, 5, 3, head_dim}, rng);
       Tensor positions = std::move(Tensor::zeros(DType::kI32, {5})).value();
       const int32_t at[] = {-1, -1, 7, 8, 4000};
