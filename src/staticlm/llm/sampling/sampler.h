@@ -37,7 +37,7 @@ struct SamplingParams {
   uint64_t seed = 0;
   // (token id, bias) pairs, ids distinct: the bias is added to the token's logit before anything
   // else, in greedy decoding too; a bias of -100 bans the token (as OpenAI's logit_bias does).
-  std::vector<std::pair<int32_t, float>> logit_bias;
+  std::vector<std::pair<int32_t, float>> logit_bias = {};
 
   // InvalidArgument naming the field when temperature is negative or not finite, top_k < 0,
   // top_p outside (0, 1], min_p outside [0, 1), repetition_penalty <= 0 (or not finite),
