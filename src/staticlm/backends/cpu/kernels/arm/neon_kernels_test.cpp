@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AArch64 kernels beyond what the conformance tests (cpu_kernels_test.cpp) check against the
-// portable ones: that the registry runs every float op the cpu backend takes on its NEON kernel,
-// by name (what `inspect` shows); and the NEON traits' conversions and shuffles against scalar
-// code, every f16 bit pattern included.
+// The AArch64 kernels beyond what the conformance tests (cpu_kernels_test.cpp,
+// quantized_kernels_test.cpp) check against the portable ones: that the registry runs every op
+// the cpu backend takes on its NEON kernel, by name (what `inspect` shows), the integer linears
+// on sdot where the CPU and the cap allow it; and the NEON traits' conversions and shuffles
+// against scalar code, every f16 bit pattern included.
 #include <arm_neon.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/cpu_conformance_util.h"
 #include "staticlm/core/half.h"
+#include "staticlm/ops/panel_quant.h"
 
 namespace staticlm {
 namespace {
@@ -47,6 +49,23 @@ void expect_kernels(const char* isa, const std::vector<NamedCase>& cases) {
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(kernel_name, c.want);
   }
+}
+
+// int8 / int4 panels of a [columns, inner] f32 matrix, and the node attributes that say so.
+struct QuantizedWeight {
+  Tensor packed;
+  Attributes attrs;
+};
+
+QuantizedWeight quantized_weight(const Tensor& rows, PanelCodes codes) {
+  const PanelLayout layout = PanelLayout::quantized(rows.shape()[0], rows.shape()[1], codes, 32);
+  QuantizedWeight out{Tensor::zeros(DType::kU8, layout.packed_shape()).value(), {}};
+  EXPECT_TRUE(
+      quantize_panels({rows.data<float>(), static_cast<size_t>(rows.numel())}, layout, out.packed.bytes(), "w").ok());
+  out.attrs.set(std::string(kWeightLayoutAttr), std::string(panel_layout_name(codes)));
+  out.attrs.set(std::string(kWeightShapesAttr), std::vector<int64_t>{layout.rows, layout.cols});
+  out.attrs.set(std::string(kWeightGroupAttr), layout.group);
+  return out;
 }
 
 // Every op the cpu backend takes on x86 runs on its NEON kernel here: the float linears (each
@@ -92,6 +111,37 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   cases.push_back({"cpu.neon.add", OpKind::kAdd, {x, x}, {}});
   expect_kernels("auto", cases);
   expect_kernels("neon", cases);
+}
+
+// int8 / int4 panels run on sdot where the CPU has dotprod and the cap allows it, otherwise on the
+// plain NEON kernel; the fused linears follow the same entry.
+TEST(CpuKernelsTest, AArch64RunsIntegerLinearsOnSdotWhereTheCpuHasIt) {
+  std::mt19937 rng(62);
+  Tensor x = random_tensor(DType::kF32, {5, 64}, rng);
+  const Tensor rows = random_tensor(DType::kF32, {40, 64}, rng);
+  const bool dotprod = CpuFeatures::host().has(CpuFeature::kNeonDotProd);
+  for (PanelCodes codes : {PanelCodes::kInt8, PanelCodes::kInt4}) {
+    SCOPED_TRACE(panel_layout_name(codes));
+    QuantizedWeight w = quantized_weight(rows, codes);
+    Attributes two_parts = w.attrs;
+    two_parts.set("parts", int64_t{2});
+    two_parts.set(std::string(kWeightShapesAttr), std::vector<int64_t>{40, 64, 40, 64});
+    const std::vector<NamedCase> plain = {
+        {"cpu.neon.linear", OpKind::kLinear, {&x, &w.packed}, w.attrs},
+        {"cpu.neon.multi_linear", OpKind::kMultiLinear, {&x, &w.packed, &w.packed}, two_parts},
+    };
+    expect_kernels("neon", plain);
+    if (!dotprod) {
+      expect_kernels("auto", plain);
+      continue;
+    }
+    const std::vector<NamedCase> sdot = {
+        {"cpu.neon.linear_dotprod", OpKind::kLinear, {&x, &w.packed}, w.attrs},
+        {"cpu.neon.multi_linear_dotprod", OpKind::kMultiLinear, {&x, &w.packed, &w.packed}, two_parts},
+    };
+    expect_kernels("dotprod", sdot);
+    expect_kernels("auto", sdot);
+  }
 }
 
 // A register's lanes.

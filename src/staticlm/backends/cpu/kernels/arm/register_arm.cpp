@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AArch64 kernels: NEON entries for the float linears over f32 / f16 / bf16 panels,
-// attention, and the elementwise and row ops, each tagged with the features it needs. int8 /
-// int4 panels run on the portable kernels.
+// The AArch64 kernels: NEON entries for every op the cpu backend takes (float linears over f32 /
+// f16 / bf16 panels, int8 / int4 panels by widening multiplies, attention, the elementwise and
+// row ops), and the dotprod entries for int8 / int4 panels by sdot, each tagged with the
+// features it needs.
 #include "staticlm/backends/cpu/kernels/arm/attention_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/elementwise_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/linear_arm.h"
@@ -12,10 +13,13 @@
 namespace staticlm {
 namespace {
 
-// The portable kernels have priority 0.
+// The portable kernels have priority 0. The dotprod entries take int8 / int4 panels only and
+// decline float weights, which fall through to the NEON entries.
+constexpr int kNeonDotProdPriority = 12;
 constexpr int kNeonPriority = 10;
 
 constexpr CpuFeatures kNeonFeatures = CpuFeatures().with(CpuFeature::kNeon);
+constexpr CpuFeatures kNeonDotProdFeatures = kNeonFeatures.with(CpuFeature::kNeonDotProd);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
@@ -30,7 +34,7 @@ KernelFactory elementwise_factory(ElementwiseFactory make, cpu::ElementwiseFns f
 }
 
 const CpuKernelPath kPaths[] = {
-    {"neon", "cpu.neon.", kNeonFeatures, cpu::exp_shifted_neon, cpu::quantize_group_scalar},
+    {"neon", "cpu.neon.", kNeonFeatures, cpu::exp_shifted_neon, cpu::quantize_group_neon},
 };
 
 }  // namespace
@@ -45,7 +49,7 @@ std::string_view cpu_kernel_arch() {
 
 Status register_native_kernels(KernelRegistry& registry) {
   // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the
-  // entries: "cpu.neon.<op>".
+  // entries: "cpu.neon.<op>[_dotprod]".
   struct LinearOp {
     OpKind op;
     LinearFactory make;
@@ -57,11 +61,20 @@ Status register_native_kernels(KernelRegistry& registry) {
                                  {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.neon.", name, "_dotprod"), kNeonDotProdFeatures, kNeonDotProdPriority,
+                      linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
+                                                  .add = cpu::add_neon,
+                                                  .quantized = cpu::linear_columns_q_dotprod,
+                                                  .quantize_group = cpu::quantize_group_neon,
+                                                  .rotate_half = cpu::rotate_half_neon})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.neon.", name), kNeonFeatures, kNeonPriority,
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_neon,
                                                                        .gemm = cpu::linear_columns_neon,
                                                                        .swiglu = cpu::swiglu_neon,
                                                                        .add = cpu::add_neon,
+                                                                       .quantized = cpu::linear_columns_q_neon,
+                                                                       .quantize_group = cpu::quantize_group_neon,
                                                                        .float_block_rows = cpu::kNeonFloatBlockRows,
                                                                        .rotate_half = cpu::rotate_half_neon})}));
   }
