@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The int8 / int4 linear kernels of this build's architecture: on every integer path this machine
-// has (x86: AMX int8 tiles, VNNI, AVX-VNNI, the AVX2 integer path; AArch64: sdot, the plain NEON
-// widening multiplies), equal bit for bit to a scalar reference of the scheme they implement (x
+// has (x86: AMX int8 tiles, VNNI, AVX-VNNI, the AVX2 integer path; AArch64: smmla, sdot, the plain
+// NEON widening multiplies), equal bit for bit to a scalar reference of the scheme they implement (x
 // quantized per group, integer dot products, one float multiply-add per group), and so to each
 // other, and within the bound activation quantization allows of the portable kernel on the
 // dequantized weights (the oracle: f32 x times d * q). Odd sizes, every group size, decode and
@@ -53,8 +53,8 @@ std::string kernel_of(const QuantPath& path, OpKind op) {
 
 // The paths this build's architecture has, widest first (a CPU without a path's features skips
 // it): on x86, AMX where the process has the tiles (its chunk GEMM, tdpbsud, must equal the VNNI
-// kernel's), VNNI, AVX-VNNI on an AVX2 core, the AVX2 integer path; on AArch64, sdot and the
-// plain NEON path.
+// kernel's), VNNI, AVX-VNNI on an AVX2 core, the AVX2 integer path; on AArch64, smmla, sdot
+// and the plain NEON path.
 std::vector<QuantPath> all_paths() {
   if (cpu_kernel_arch() == "x86") {
     const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
@@ -67,7 +67,10 @@ std::vector<QuantPath> all_paths() {
   }
   if (cpu_kernel_arch() == "arm") {
     const CpuFeatures neon = CpuFeatures().with(CpuFeature::kNeon);
-    return {{"dotprod", neon.with(CpuFeature::kNeonDotProd), "cpu.neon.", "_dotprod"}, {"neon", neon, "cpu.neon.", ""}};
+    const CpuFeatures dotprod = neon.with(CpuFeature::kNeonDotProd);
+    return {{"i8mm", dotprod.with(CpuFeature::kNeonI8mm), "cpu.neon.", "_i8mm"},
+            {"dotprod", dotprod, "cpu.neon.", "_dotprod"},
+            {"neon", neon, "cpu.neon.", ""}};
   }
   return {};
 }
@@ -203,7 +206,7 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
   // partial last group), N off the panel, every group size, a bias. The AMX tiles take int8
   // calls from 5 rows and int4 from 33 in blocks of 16 rows, groups of 16 to 64 k in one step
   // and of 128 in two, and int4 in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k:
-  // two spans each).
+  // two spans each). smmla takes calls from 33 rows in pairs of rows, an odd last one on sdot.
   const std::vector<QuantCase> cases = {
       {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
       {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},
@@ -213,7 +216,7 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
       {PanelCodes::kInt8, 32, 17, 96, 64, false},    {PanelCodes::kInt8, 128, 70, 300, 50, true},
       {PanelCodes::kInt4, 32, 66, 1100, 40, false},  {PanelCodes::kInt4, 16, 35, 1000, 33, true},
       {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
-      {PanelCodes::kInt8, 64, 7, 200, 64, true},
+      {PanelCodes::kInt8, 64, 7, 200, 64, true},     {PanelCodes::kInt8, 64, 37, 130, 40, false},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "

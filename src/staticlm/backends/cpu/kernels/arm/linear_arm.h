@@ -20,10 +20,11 @@ void linear_columns_neon(const LinearOperands& operands, int64_t n_begin, int64_
 
 // int8 / int4 panels (x_quantized set), all with the same integer sums and so the same results:
 // widening multiplies and pairwise adds (smull, sadalp) on any AArch64 CPU, sdot (dotprod:
-// CpuFeature::kNeonDotProd), smmla (i8mm: CpuFeature::kNeonI8mm). `scratch` holds an int4 span
-// unpacked.
+// CpuFeature::kNeonDotProd), smmla (i8mm: CpuFeature::kNeonI8mm, with dotprod for decode and an
+// odd row). `scratch` holds a span unpacked (int4) or interleaved (smmla's chunks).
 void linear_columns_q_neon(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 void linear_columns_q_dotprod(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
+void linear_columns_q_i8mm(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch);
 
 // quantized_rows.h's QuantizeGroupFn, 4 values a step (the same multiply, round to nearest even
 // and clamp as the scalar loop, so the same codes).

@@ -2,8 +2,8 @@
 // The AArch64 kernels beyond what the conformance tests (cpu_kernels_test.cpp,
 // quantized_kernels_test.cpp) check against the portable ones: that the registry runs every op
 // the cpu backend takes on its NEON kernel, by name (what `inspect` shows), the integer linears
-// on sdot where the CPU and the cap allow it; and the NEON traits' conversions and shuffles
-// against scalar code, every f16 bit pattern included.
+// on smmla or sdot where the CPU and the cap allow it; and the NEON traits' conversions and
+// shuffles against scalar code, every f16 bit pattern included.
 #include <arm_neon.h>
 
 #include <cmath>
@@ -113,34 +113,36 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   expect_kernels("neon", cases);
 }
 
-// int8 / int4 panels run on sdot where the CPU has dotprod and the cap allows it, otherwise on the
-// plain NEON kernel; the fused linears follow the same entry.
-TEST(CpuKernelsTest, AArch64RunsIntegerLinearsOnSdotWhereTheCpuHasIt) {
+// int8 / int4 panels run on smmla where the CPU has i8mm, on sdot where it has dotprod, otherwise
+// on the plain NEON kernel, each as far as the cap allows; the fused linears follow the same entry.
+TEST(CpuKernelsTest, AArch64RunsIntegerLinearsOnTheWidestProductTheCpuHas) {
   std::mt19937 rng(62);
   Tensor x = random_tensor(DType::kF32, {5, 64}, rng);
   const Tensor rows = random_tensor(DType::kF32, {40, 64}, rng);
-  const bool dotprod = CpuFeatures::host().has(CpuFeature::kNeonDotProd);
+  const CpuFeatures host = CpuFeatures::host();
+  const char* widest = host.has(CpuFeature::kNeonI8mm) && host.has(CpuFeature::kNeonDotProd) ? "_i8mm"
+                       : host.has(CpuFeature::kNeonDotProd)                                  ? "_dotprod"
+                                                                                             : "";
   for (PanelCodes codes : {PanelCodes::kInt8, PanelCodes::kInt4}) {
     SCOPED_TRACE(panel_layout_name(codes));
     QuantizedWeight w = quantized_weight(rows, codes);
     Attributes two_parts = w.attrs;
     two_parts.set("parts", int64_t{2});
     two_parts.set(std::string(kWeightShapesAttr), std::vector<int64_t>{40, 64, 40, 64});
-    const std::vector<NamedCase> plain = {
-        {"cpu.neon.linear", OpKind::kLinear, {&x, &w.packed}, w.attrs},
-        {"cpu.neon.multi_linear", OpKind::kMultiLinear, {&x, &w.packed, &w.packed}, two_parts},
+    const auto cases = [&](const std::string& suffix) {
+      return std::vector<NamedCase>{
+          {"cpu.neon.linear" + suffix, OpKind::kLinear, {&x, &w.packed}, w.attrs},
+          {"cpu.neon.multi_linear" + suffix, OpKind::kMultiLinear, {&x, &w.packed, &w.packed}, two_parts},
+      };
     };
-    expect_kernels("neon", plain);
-    if (!dotprod) {
-      expect_kernels("auto", plain);
-      continue;
+    expect_kernels("neon", cases(""));
+    expect_kernels("auto", cases(widest));
+    if (host.has(CpuFeature::kNeonDotProd)) {
+      expect_kernels("dotprod", cases("_dotprod"));
     }
-    const std::vector<NamedCase> sdot = {
-        {"cpu.neon.linear_dotprod", OpKind::kLinear, {&x, &w.packed}, w.attrs},
-        {"cpu.neon.multi_linear_dotprod", OpKind::kMultiLinear, {&x, &w.packed, &w.packed}, two_parts},
-    };
-    expect_kernels("dotprod", sdot);
-    expect_kernels("auto", sdot);
+    if (std::string(widest) == "_i8mm") {
+      expect_kernels("i8mm", cases("_i8mm"));
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The AArch64 kernels: NEON entries for every op the cpu backend takes (float linears over f32 /
 // f16 / bf16 panels, int8 / int4 panels by widening multiplies, attention, the elementwise and
-// row ops), and the dotprod entries for int8 / int4 panels by sdot, each tagged with the
-// features it needs.
+// row ops), and entries for int8 / int4 panels alone by sdot (dotprod) and by smmla (i8mm), each
+// tagged with the features it needs.
 #include "staticlm/backends/cpu/kernels/arm/attention_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/elementwise_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/linear_arm.h"
@@ -13,13 +13,15 @@
 namespace staticlm {
 namespace {
 
-// The portable kernels have priority 0. The dotprod entries take int8 / int4 panels only and
-// decline float weights, which fall through to the NEON entries.
+// The portable kernels have priority 0. The i8mm and dotprod entries take int8 / int4 panels only
+// and decline float weights, which fall through to the NEON entries.
+constexpr int kNeonI8mmPriority = 14;
 constexpr int kNeonDotProdPriority = 12;
 constexpr int kNeonPriority = 10;
 
 constexpr CpuFeatures kNeonFeatures = CpuFeatures().with(CpuFeature::kNeon);
 constexpr CpuFeatures kNeonDotProdFeatures = kNeonFeatures.with(CpuFeature::kNeonDotProd);
+constexpr CpuFeatures kNeonI8mmFeatures = kNeonDotProdFeatures.with(CpuFeature::kNeonI8mm);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
@@ -49,7 +51,7 @@ std::string_view cpu_kernel_arch() {
 
 Status register_native_kernels(KernelRegistry& registry) {
   // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the
-  // entries: "cpu.neon.<op>[_dotprod]".
+  // entries: "cpu.neon.<op>[_i8mm|_dotprod]".
   struct LinearOp {
     OpKind op;
     LinearFactory make;
@@ -61,6 +63,13 @@ Status register_native_kernels(KernelRegistry& registry) {
                                  {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.neon.", name, "_i8mm"), kNeonI8mmFeatures, kNeonI8mmPriority,
+                      linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
+                                                  .add = cpu::add_neon,
+                                                  .quantized = cpu::linear_columns_q_i8mm,
+                                                  .quantize_group = cpu::quantize_group_neon,
+                                                  .rotate_half = cpu::rotate_half_neon})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_dotprod"), kNeonDotProdFeatures, kNeonDotProdPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
