@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the AArch64 integer traits linear_quant_tiles.h is written over share
-// (linear_q_neon.cpp, linear_q_dotprod.cpp): 4 int32 lanes per register, a 16-byte word row of 4
+// What the AArch64 integer traits linear_quant_tiles.h is written over share (linear_q_neon.cpp,
+// linear_q_dotprod.cpp, linear_q_i8mm.cpp): 4 int32 lanes per register, a 16-byte word row of 4
 // lanes x 4 k, int4 nibbles as bytes, a word of four x codes in every lane, and a lane's integer
 // sum into a float. Each derived traits type adds its dot4, dot4_small and kQuantRows.
 //
 // The stored int8 bytes are q + 128; flipping their top bit gives q as a signed byte, so the
 // products are signed x signed (sdot, smull) and their sums carry no offset (kInt8DotOffset).
 // Unpacked int4 codes (0..15) are the same as signed or unsigned bytes and keep their offset 8.
+// dot4_small multiplies bytes as the signed codes they are: unpacked int4, or int8 a chunk has
+// flipped once for all its rows.
 // Include after simd_neon.h (and after the target pragma of a file that has one); its namespace
 // is anonymous, as the float traits' is.
 #pragma once
