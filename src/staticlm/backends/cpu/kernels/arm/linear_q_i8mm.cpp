@@ -8,10 +8,11 @@
 // of groups so once into a per-thread buffer, as signed codes (no offset), and every pair of
 // rows reads it with one load per smmla; the weights stay as exported.
 //
-// Per group, 16 accumulators of 2 rows x 2 columns cover a panel; then each row's lanes are
-// unzipped and scaled as every integer path scales them. An odd last row, decode and calls of
-// a few rows (which stream the panels as stored) run the sdot kernels. The integer sums are
-// exact, so the results equal the other paths' bit for bit.
+// Per group, 16 accumulators of 2 rows x 2 columns cover four rows by half a panel (two rows by
+// a whole panel for a pair left over); then each row's lanes are unzipped and scaled as every
+// integer path scales them. An odd last row, decode and calls of a few rows (which stream the
+// panels as stored) run the sdot kernels. The integer sums are exact, so the results equal the
+// other paths' bit for bit.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -141,6 +142,86 @@ void mmla_pair(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t 
   }
 }
 
+// Rows m0 .. m0 + 3 over half a panel (lanes 16 * half .. 16 * half + 15) of an interleaved span:
+// each lane pair's 16 bytes loaded once for two pairs of rows, 16 accumulators of 2 x 2 sums.
+// A whole panel for one pair of rows loads once per smmla, which left the loads bounding the
+// loop (0.66 of smmla's peak in llvm-mca's Neoverse V1 model, bench/neon_mca.py).
+void mmla_quad(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m0, int64_t n0, int half) {
+  constexpr int kHalfRegs = kR / 2;
+  const QuantizedRows& xq = *op.x_quantized;
+  const int64_t g = op.group;
+  const int64_t first_column = n0 + half * kHalfRegs * Q::kWidth;
+  const int64_t cols =
+      op.columns - first_column < kHalfRegs * Q::kWidth ? op.columns - first_column : kHalfRegs * Q::kWidth;
+  Q::Reg acc[4][kHalfRegs];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    alignas(16) float partial[kHalfRegs * Q::kWidth] = {};
+    if (span.first > 0) {
+      std::memcpy(partial, op.out + (m0 + r) * op.columns + first_column, static_cast<size_t>(cols) * sizeof(float));
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < kHalfRegs; ++c) {
+      acc[r][c] = Q::load(tiles::F32{}, partial + c * Q::kWidth);
+    }
+  }
+  const int8_t* x[4];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    x[r] = xq.codes(m0 + r);
+  }
+  for (int64_t gi = span.first; gi < span.last; ++gi) {
+    const uint8_t* group_start = span.base + (gi - span.first) * span.stride;
+    const int8_t* pairs = reinterpret_cast<const int8_t*>(group_start + qtiles::kScaleBytes) + half * kR * kPairBytes;
+    // sums[P][j]: rows 2P and 2P + 1 against the half's lane pair j, as mmla_pair's.
+    int32x4_t sums[2][kR];
+#pragma GCC unroll 2
+    for (int pair = 0; pair < 2; ++pair) {
+#pragma GCC unroll 8
+      for (int j = 0; j < kR; ++j) {
+        sums[pair][j] = vdupq_n_s32(0);
+      }
+    }
+    for (int64_t t = 0; t < g / 8; ++t) {
+      const int64_t k = gi * g + 8 * t;
+      const int8x16_t upper = vcombine_s8(vld1_s8(x[0] + k), vld1_s8(x[1] + k));
+      const int8x16_t lower = vcombine_s8(vld1_s8(x[2] + k), vld1_s8(x[3] + k));
+#pragma GCC unroll 8
+      for (int j = 0; j < kR; ++j) {
+        const int8x16_t lanes = vld1q_s8(pairs + (t * kLanePairs + j) * kPairBytes);
+        sums[0][j] = vmmlaq_s32(sums[0][j], upper, lanes);
+        sums[1][j] = vmmlaq_s32(sums[1][j], lower, lanes);
+      }
+    }
+    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group_start) + half * kHalfRegs * Q::kWidth;
+#pragma GCC unroll 2
+    for (int pair = 0; pair < 2; ++pair) {
+      const Q::Reg upper_scale = Q::set1(xq.row_scales(m0 + 2 * pair)[gi]);
+      const Q::Reg lower_scale = Q::set1(xq.row_scales(m0 + 2 * pair + 1)[gi]);
+#pragma GCC unroll 4
+      for (int c = 0; c < kHalfRegs; ++c) {
+        const int64x2_t left = vreinterpretq_s64_s32(sums[pair][2 * c]);
+        const int64x2_t right = vreinterpretq_s64_s32(sums[pair][2 * c + 1]);
+        const Q::Reg d = Q::load(tiles::F16{}, scales + c * Q::kWidth);
+        // qtiles::scale_group's arithmetic, lane for lane.
+        acc[2 * pair][c] = Q::fma(Q::to_float(vreinterpretq_s32_s64(vzip1q_s64(left, right)), 0),
+                                  Q::mul(d, upper_scale), acc[2 * pair][c]);
+        acc[2 * pair + 1][c] = Q::fma(Q::to_float(vreinterpretq_s32_s64(vzip2q_s64(left, right)), 0),
+                                      Q::mul(d, lower_scale), acc[2 * pair + 1][c]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    alignas(16) float lanes[kHalfRegs * Q::kWidth];
+#pragma GCC unroll 4
+    for (int c = 0; c < kHalfRegs; ++c) {
+      Q::store(lanes + c * Q::kWidth, acc[r][c]);
+    }
+    std::memcpy(op.out + (m0 + r) * op.columns + first_column, lanes, static_cast<size_t>(cols) * sizeof(float));
+  }
+}
+
 // A chunk over panel p, a span of groups at a time: interleaved into `scratch` and read there by
 // every pair of rows; an odd last row reads the span as stored, on sdot.
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
@@ -153,8 +234,15 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
     const int64_t last = first + per_span < groups ? first + per_span : groups;
     const qtiles::GroupSpan span = interleave(op, panel, first, last, scratch);
     int64_t m = 0;
-    for (; m + 2 <= op.rows; m += 2) {
+    for (; m + 4 <= op.rows; m += 4) {
+      mmla_quad(op, span, m, n0, 0);
+      if (op.columns - n0 > kPanelColumns / 2) {
+        mmla_quad(op, span, m, n0, 1);
+      }
+    }
+    if (m + 2 <= op.rows) {
       mmla_pair(op, span, m, n0);
+      m += 2;
     }
     if (m < op.rows) {
       const qtiles::GroupSpan stored{panel + first * gbytes, gbytes, first, last, qtiles::dot_offset<Q>(op.codes)};
