@@ -2,8 +2,7 @@
 // The int8 / int4 linear panels for NEON with dotprod (Armv8.2's sdot: Cortex-A55 / A76 and
 // later, Neoverse N1 and later): sdot sums four signed byte products into each 32-bit lane, one
 // instruction per word row where the plain NEON kernel (linear_q_neon.cpp) spends four; the
-// integer sums, and so the results, are the same. Chunks take two rows per step: 16 integer
-// accumulators beside a panel's 8 weight registers and the two rows' x words. A chunk of more
+// integer sums, and so the results, are the same (the traits: simd_neon_dot.h). A chunk of more
 // than 32 rows copies each span of int8 groups once into the per-thread buffer with the top bits
 // flipped (int4's are unpacked there anyway), so its sdot steps need no eor: with one per weight
 // register, the 16 sdot and 8 eor of a step shared the vector pipes (0.61 of sdot's peak in
@@ -21,18 +20,14 @@
 #pragma GCC target("arch=armv8.2-a+dotprod")
 
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
+#include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_int.h"
 #include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
 
 namespace staticlm::cpu {
 namespace {
 
-struct NeonDot : simd::NeonIntBase {
-  static constexpr int kQuantRows = 2;
-
-  static IReg dot4(IReg acc, IReg w, XWord x) { return vdotq_s32(acc, signed_codes(w), x); }
-  static IReg dot4_small(IReg acc, IReg w, XWord x) { return vdotq_s32(acc, vreinterpretq_s8_s32(w), x); }
-};
+using simd::NeonDot;
 
 // Groups [first, last) of int8 panel `panel` into `scratch`, the scales as they are and the codes
 // as signed bytes q (the stored q + 128 with the top bit flipped), whose sums carry no offset.

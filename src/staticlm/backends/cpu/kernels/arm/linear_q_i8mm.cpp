@@ -26,6 +26,7 @@
 #pragma GCC target("arch=armv8.2-a+dotprod+i8mm")
 
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
+#include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_int.h"
 #include "staticlm/backends/cpu/kernels/linear_quant_tiles.h"
 
@@ -33,14 +34,7 @@ namespace staticlm::cpu {
 namespace {
 
 // The sdot traits, for decode and an odd last row (an i8mm CPU has dotprod: the entry needs both).
-struct NeonMmla : simd::NeonIntBase {
-  static constexpr int kQuantRows = 2;
-
-  static IReg dot4(IReg acc, IReg w, XWord x) { return vdotq_s32(acc, signed_codes(w), x); }
-  static IReg dot4_small(IReg acc, IReg w, XWord x) { return vdotq_s32(acc, vreinterpretq_s8_s32(w), x); }
-};
-
-using Q = NeonMmla;
+using Q = simd::NeonDot;
 constexpr int kR = qtiles::kRegs<Q>;  // registers of 4 lanes per panel
 constexpr int kLanePairs = 2 * kR;    // 16 pairs of adjacent lanes per panel
 constexpr int64_t kPairBytes = 16;    // a lane pair's 8 k: smmla's B operand
