@@ -19,7 +19,7 @@
 // dot4); dot4(acc, w, x); dot4_small(acc, w, x) (dot4 for weight codes below 128: int4's);
 // low_nibbles(w), high_nibbles(w) (each byte's nibble as a byte);
 // to_float(acc, offset_sum) (acc - offset_sum in every lane, as floats); kQuantRows (rows a chunk
-// step takes at once).
+// step takes at once); optionally kInt8DotOffset (below).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,19 @@ inline constexpr int64_t kWordRowBytes = kPanelColumns * 4;
 
 template <class Q>
 inline constexpr int kRegs = static_cast<int>(kPanelColumns) / Q::kWidth;
+
+// The offset that Q::dot4's sums carry for stored int8 codes, which to_float takes back out: the
+// stored one (vpdpbusd multiplies the u8 bytes as they are), unless Q says kInt8DotOffset (the
+// AArch64 traits flip each byte's top bit, which turns q + 128 into q as a signed byte for sdot,
+// so their sums carry none). int4's codes always carry theirs.
+template <class Q>
+constexpr int32_t dot_offset(PanelCodes codes) {
+  if constexpr (requires { Q::kInt8DotOffset; }) {
+    return codes == PanelCodes::kInt8 ? Q::kInt8DotOffset : code_offset(codes);
+  } else {
+    return code_offset(codes);
+  }
+}
 
 // The bytes of one k group of a panel: scales, then codes.
 inline int64_t group_bytes(const LinearOperands& op) {
@@ -72,7 +85,7 @@ void gemv_panels(const LinearOperands& op, int64_t p) {
   const float* x_scales = xq.row_scales(0);
   const int32_t* x_sums = xq.row_sums(0);
   const bool int4 = op.codes == PanelCodes::kInt4;
-  const int32_t offset = code_offset(op.codes);
+  const int32_t offset = dot_offset<Q>(op.codes);
   const uint8_t* panels[PANELS];
   Reg acc[PANELS][kR];
 #pragma GCC unroll 16
@@ -139,8 +152,8 @@ void gemv_panels(const LinearOperands& op, int64_t p) {
 }
 
 // Groups [first, last) of a panel as int8 codes: group gi's scales at base + gi * stride, its
-// codes kScaleBytes after them, stored with `offset` (code_offset: int8's in place, int4's for
-// unpacked int4).
+// codes kScaleBytes after them, whose dot4 sums carry `offset` (dot_offset: int8's in place,
+// int4's for unpacked int4).
 struct GroupSpan {
   const uint8_t* base = nullptr;
   int64_t stride = 0;
@@ -341,7 +354,7 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
   const int64_t n0 = p * kPanelColumns;
   const bool int4 = op.codes == PanelCodes::kInt4;
   if (op.rows <= kStreamedQuantRows && (!int4 || op.rows <= kPackedRowBlocks * Q::kQuantRows)) {
-    const GroupSpan whole{panel, gbytes, 0, groups, code_offset(op.codes)};
+    const GroupSpan whole{panel, gbytes, 0, groups, dot_offset<Q>(op.codes)};
     if (int4) {
       gemm_span<Q, true, true>(op, whole, n0, true);
     } else {
@@ -355,7 +368,7 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
     if (int4) {
       gemm_span<Q, true>(op, unpack_int4<Q>(op, panel, first, last, scratch), n0);
     } else {
-      gemm_span<Q, false>(op, {panel + first * gbytes, gbytes, first, last, code_offset(PanelCodes::kInt8)}, n0);
+      gemm_span<Q, false>(op, {panel + first * gbytes, gbytes, first, last, dot_offset<Q>(PanelCodes::kInt8)}, n0);
     }
   }
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The x86 int8 / int4 linear kernels: on every instruction-set path this machine has (AMX int8
-// tiles, VNNI, AVX-VNNI, the AVX2 integer path), equal bit for bit to a scalar reference of the
-// scheme they implement (x quantized per group, integer dot products, one float multiply-add per
-// group), and within the bound activation quantization allows of the portable kernel on the
+// The int8 / int4 linear kernels of this build's architecture: on every integer path this machine
+// has (x86: AMX int8 tiles, VNNI, AVX-VNNI, the AVX2 integer path; AArch64: smmla, sdot, the plain
+// NEON widening multiplies), equal bit for bit to a scalar reference of the scheme they implement (x
+// quantized per group, integer dot products, one float multiply-add per group), and so to each
+// other, and within the bound activation quantization allows of the portable kernel on the
 // dequantized weights (the oracle: f32 x times d * q). Odd sizes, every group size, decode and
 // chunk rows, padding rows, and the fused linears.
 #include <cmath>
@@ -38,40 +39,58 @@ const KernelRegistry& registry() {
   return *made;
 }
 
+// An integer path: the features that select it, and the name of the kernel it runs for an op.
 struct QuantPath {
   const char* name;
   CpuFeatures features;
-  const char* kernel_prefix;  // what the chosen kernel's name starts with
-  const char* kernel_suffix;  // ... and ends with
+  const char* kernel_prefix;  // the kernel's name is prefix + op + suffix
+  const char* kernel_suffix;
 };
 
-bool chose(const std::string& kernel, const QuantPath& path) {
-  const std::string_view suffix = path.kernel_suffix;
-  return kernel.rfind(path.kernel_prefix, 0) == 0 && kernel.size() >= suffix.size() &&
-         kernel.compare(kernel.size() - suffix.size(), suffix.size(), suffix) == 0;
+std::string kernel_of(const QuantPath& path, OpKind op) {
+  return str_cat(path.kernel_prefix, op_name(op), path.kernel_suffix);
 }
 
-// AMX where the process has the tiles (its chunk GEMM, tdpbsud, must equal the VNNI kernel's), and
-// AVX-VNNI where an AVX2 core has it, beside the kernels without them.
-std::vector<QuantPath> paths() {
-  const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
-  const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512);
-  const CpuFeatures vnni = avx512.with(CpuFeature::kAvx512Vnni);
-  std::vector<QuantPath> out;
-  if (CpuFeatures::host().covers(vnni.with(CpuFeature::kAmxInt8))) {
-    out.push_back({"amx_int8", vnni.with(CpuFeature::kAmxInt8), "cpu.avx512.", "_amx_int8"});
+// The paths this build's architecture has, widest first (a CPU without a path's features skips
+// it): on x86, AMX where the process has the tiles (its chunk GEMM, tdpbsud, must equal the VNNI
+// kernel's), VNNI, AVX-VNNI on an AVX2 core, the AVX2 integer path; on AArch64, smmla, sdot
+// and the plain NEON path.
+std::vector<QuantPath> all_paths() {
+  if (cpu_kernel_arch() == "x86") {
+    const CpuFeatures avx2 = CpuFeatures().with(CpuFeature::kAvx2);
+    const CpuFeatures avx512 = avx2.with(CpuFeature::kAvx512);
+    const CpuFeatures vnni = avx512.with(CpuFeature::kAvx512Vnni);
+    return {{"amx_int8", vnni.with(CpuFeature::kAmxInt8), "cpu.avx512.", "_amx_int8"},
+            {"vnni", vnni, "cpu.avx512.", "_vnni"},
+            {"avx_vnni", avx2.with(CpuFeature::kAvxVnni), "cpu.avx2.", "_vnni"},
+            {"avx2", avx2, "cpu.avx2.", ""}};
   }
-  if (CpuFeatures::host().covers(vnni)) {
-    out.push_back({"vnni", vnni, "cpu.avx512.", "_vnni"});
+  if (cpu_kernel_arch() == "arm") {
+    const CpuFeatures neon = CpuFeatures().with(CpuFeature::kNeon);
+    const CpuFeatures dotprod = neon.with(CpuFeature::kNeonDotProd);
+    return {{"i8mm", dotprod.with(CpuFeature::kNeonI8mm), "cpu.neon.", "_i8mm"},
+            {"dotprod", dotprod, "cpu.neon.", "_dotprod"},
+            {"neon", neon, "cpu.neon.", ""}};
   }
-  if (CpuFeatures::host().covers(avx2.with(CpuFeature::kAvxVnni))) {
-    out.push_back({"avx_vnni", avx2.with(CpuFeature::kAvxVnni), "cpu.avx2.", "_vnni"});
-  }
-  if (CpuFeatures::host().covers(avx2)) {
-    out.push_back({"avx2", avx2, "cpu.avx2.", ""});
-  }
-  return out;
+  return {};
 }
+
+std::string quant_path_name(const ::testing::TestParamInfo<QuantPath>& param) {
+  return param.param.name;
+}
+
+void PrintTo(const QuantPath& path, std::ostream* out) {
+  *out << path.name;
+}
+
+class QuantizedKernelsTest : public ::testing::TestWithParam<QuantPath> {
+ protected:
+  void SetUp() override {
+    if (!CpuFeatures::host().covers(GetParam().features)) {
+      GTEST_SKIP() << "this CPU has no " << GetParam().name << " (it has: " << CpuFeatures::host().to_string() << ")";
+    }
+  }
+};
 
 Tensor copy_of(const Tensor& t) {
   Tensor out = Tensor::zeros(t.dtype(), Shape(t.shape().begin(), t.shape().end())).value();
@@ -180,17 +199,16 @@ struct QuantCase {
   bool bias;
 };
 
-TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePortableKernel) {
-  const std::vector<QuantPath> available = paths();
-  if (available.empty()) {
-    GTEST_SKIP() << "this CPU has no AVX2";
-  }
+TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePortableKernel) {
+  const QuantPath& path = GetParam();
   std::mt19937 rng(51);
   // Decode rows and chunks (blocks of 8 / 2 rows and their remainders), K off the group (a
   // partial last group), N off the panel, every group size, a bias. The AMX tiles take int8
   // calls from 5 rows and int4 from 33 in blocks of 16 rows, groups of 16 to 64 k in one step
   // and of 128 in two, and int4 in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k:
-  // two spans each).
+  // two spans each). smmla takes calls from 33 rows in blocks of four rows by half a panel (the
+  // second half from 17 columns), a pair of rows left over, an odd last one on sdot; sdot's
+  // chunks from 33 rows copy spans into the scratch (int8 flipped: 1000 k in groups of 32, two).
   const std::vector<QuantCase> cases = {
       {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
       {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},
@@ -200,7 +218,8 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
       {PanelCodes::kInt8, 32, 17, 96, 64, false},    {PanelCodes::kInt8, 128, 70, 300, 50, true},
       {PanelCodes::kInt4, 32, 66, 1100, 40, false},  {PanelCodes::kInt4, 16, 35, 1000, 33, true},
       {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
-      {PanelCodes::kInt8, 64, 7, 200, 64, true},
+      {PanelCodes::kInt8, 64, 7, 200, 64, true},     {PanelCodes::kInt8, 64, 37, 130, 40, false},
+      {PanelCodes::kInt8, 32, 34, 1000, 40, true},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "
@@ -222,17 +241,14 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
     ASSERT_TRUE(oracle.ok()) << oracle.status().to_string();
     const std::vector<double> want = to_doubles((*oracle)[0]);
     const std::vector<double> bound = quantization_bound(x, w);
-    for (const QuantPath& path : available) {
-      SCOPED_TRACE(path.name);
-      std::string kernel;
-      auto got = run_op_with(registry(), path.features, OpKind::kLinear, inputs, attrs, &kernel);
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_TRUE(chose(kernel, path)) << "chose " << kernel;
-      const float* out = (*got)[0].data<float>();
-      for (size_t i = 0; i < scheme.size(); ++i) {
-        ASSERT_EQ(out[i], scheme[i]) << "element " << i;
-        ASSERT_LE(std::fabs(out[i] - want[i]), bound[i]) << "element " << i << " against the portable kernel";
-      }
+    std::string kernel;
+    auto got = run_op_with(registry(), path.features, OpKind::kLinear, inputs, attrs, &kernel);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(kernel, kernel_of(path, OpKind::kLinear));
+    const float* out = (*got)[0].data<float>();
+    for (size_t i = 0; i < scheme.size(); ++i) {
+      ASSERT_EQ(out[i], scheme[i]) << "element " << i;
+      ASSERT_LE(std::fabs(out[i] - want[i]), bound[i]) << "element " << i << " against the portable kernel";
     }
   }
 }
@@ -240,11 +256,8 @@ TEST(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThePo
 // The fused linears run the same integer path: x quantized once for all parts, the residual and
 // the swiglu applied after. Each equals, bit for bit, its parts run on the same path: the
 // quantized linear, then the cpu add / swiglu.
-TEST(QuantizedKernelsTest, TheFusedLinearsEqualTheirPartsOnTheSamePath) {
-  const std::vector<QuantPath> available = paths();
-  if (available.empty()) {
-    GTEST_SKIP() << "this CPU has no AVX2";
-  }
+TEST_P(QuantizedKernelsTest, TheFusedLinearsEqualTheirPartsOnTheSamePath) {
+  const QuantPath& path = GetParam();
   std::mt19937 rng(52);
   for (int64_t rows : {int64_t{1}, int64_t{9}}) {
     SCOPED_TRACE(testing::Message() << rows << " rows");
@@ -253,47 +266,41 @@ TEST(QuantizedKernelsTest, TheFusedLinearsEqualTheirPartsOnTheSamePath) {
     const QuantMatrix a = quantize(random_tensor(DType::kF32, {40, 96}, rng), PanelCodes::kInt4, 32);
     const QuantMatrix b = quantize(random_tensor(DType::kF32, {40, 96}, rng), PanelCodes::kInt4, 32);
     Tensor pa = copy_of(a.packed), pb = copy_of(b.packed);
-    for (const QuantPath& path : available) {
-      SCOPED_TRACE(path.name);
-      auto run = [&](OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {
-        std::string kernel;
-        auto got = run_op_with(registry(), path.features, op, inputs, attrs, &kernel);
-        EXPECT_TRUE(got.ok()) << got.status().to_string();
-        // The add and the swiglu are the instruction set's elementwise kernels.
-        const bool elementwise = op == OpKind::kAdd || op == OpKind::kSwiglu;
-        EXPECT_TRUE(elementwise ? kernel.rfind(path.kernel_prefix, 0) == 0 : chose(kernel, path)) << "chose " << kernel;
-        return got.ok() ? std::move(*got) : std::vector<Tensor>();
-      };
-      std::vector<Tensor> gate = run(OpKind::kLinear, {&x, &pa}, quant_attrs({&a}));
-      std::vector<Tensor> up = run(OpKind::kLinear, {&x, &pb}, quant_attrs({&b}));
-      ASSERT_EQ(gate.size(), 1u);
-      ASSERT_EQ(up.size(), 1u);
-      auto expect_equal = [](const Tensor& got, const Tensor& want) {
-        ASSERT_EQ(got.numel(), want.numel());
-        for (int64_t i = 0; i < got.numel(); ++i) {
-          ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << "element " << i;
-        }
-      };
-      std::vector<Tensor> added = run(OpKind::kAdd, {&residual, &gate[0]}, {});
-      std::vector<Tensor> swiglu = run(OpKind::kSwiglu, {&gate[0], &up[0]}, {});
-      expect_equal(run(OpKind::kLinearAdd, {&x, &pa, &residual}, quant_attrs({&a})).at(0), added.at(0));
-      expect_equal(run(OpKind::kSwigluLinear, {&x, &pa, &pb}, quant_attrs({&a, &b})).at(0), swiglu.at(0));
-      std::vector<Tensor> parts =
-          run(OpKind::kMultiLinear, {&x, &pa, &pb}, quant_attrs({&a, &b}, Attributes{{"parts", int64_t{2}}}));
-      ASSERT_EQ(parts.size(), 2u);
-      expect_equal(parts[0], gate[0]);
-      expect_equal(parts[1], up[0]);
-    }
+    auto run = [&](OpKind op, const std::vector<Tensor*>& inputs, const Attributes& attrs) {
+      std::string kernel;
+      auto got = run_op_with(registry(), path.features, op, inputs, attrs, &kernel);
+      EXPECT_TRUE(got.ok()) << got.status().to_string();
+      // The add and the swiglu are the instruction set's elementwise kernels.
+      const bool elementwise = op == OpKind::kAdd || op == OpKind::kSwiglu;
+      EXPECT_EQ(kernel, elementwise ? str_cat(path.kernel_prefix, op_name(op)) : kernel_of(path, op));
+      return got.ok() ? std::move(*got) : std::vector<Tensor>();
+    };
+    std::vector<Tensor> gate = run(OpKind::kLinear, {&x, &pa}, quant_attrs({&a}));
+    std::vector<Tensor> up = run(OpKind::kLinear, {&x, &pb}, quant_attrs({&b}));
+    ASSERT_EQ(gate.size(), 1u);
+    ASSERT_EQ(up.size(), 1u);
+    auto expect_equal = [](const Tensor& got, const Tensor& want) {
+      ASSERT_EQ(got.numel(), want.numel());
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << "element " << i;
+      }
+    };
+    std::vector<Tensor> added = run(OpKind::kAdd, {&residual, &gate[0]}, {});
+    std::vector<Tensor> swiglu = run(OpKind::kSwiglu, {&gate[0], &up[0]}, {});
+    expect_equal(run(OpKind::kLinearAdd, {&x, &pa, &residual}, quant_attrs({&a})).at(0), added.at(0));
+    expect_equal(run(OpKind::kSwigluLinear, {&x, &pa, &pb}, quant_attrs({&a, &b})).at(0), swiglu.at(0));
+    std::vector<Tensor> parts =
+        run(OpKind::kMultiLinear, {&x, &pa, &pb}, quant_attrs({&a, &b}, Attributes{{"parts", int64_t{2}}}));
+    ASSERT_EQ(parts.size(), 2u);
+    expect_equal(parts[0], gate[0]);
+    expect_equal(parts[1], up[0]);
   }
 }
 
 // A chunk's padding rows are skipped on the quantized path too, and x is quantized from its
 // first real row.
-TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
-  const std::vector<QuantPath> available = paths();
-  if (available.empty()) {
-    GTEST_SKIP() << "this CPU has no AVX2";
-  }
+TEST_P(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
+  const QuantPath& path = GetParam();
   std::mt19937 rng(53);
   const int64_t rows = 6, padding = 2, inner = 64, columns = 32;
   Tensor x = random_tensor(DType::kF32, {rows, inner}, rng);
@@ -304,27 +311,29 @@ TEST(QuantizedKernelsTest, PaddingRowsAreNotComputed) {
   const TensorSpec w_spec{DType::kU8, w.layout.packed_shape()};
   const std::vector<const TensorSpec*> specs = {&x_spec, &w_spec};
   const std::vector<TensorSpec> outputs = {{DType::kF32, {rows, columns}}};
-  for (const QuantPath& path : available) {
-    SCOPED_TRACE(path.name);
-    auto selected = registry().select({OpKind::kLinear, specs, outputs, attrs}, path.features);
-    ASSERT_TRUE(selected.ok()) << selected.status().to_string();
-    std::vector<float> out(static_cast<size_t>(rows * columns), -123.0f);
-    const Shape out_shape = {rows, columns};
-    Tensor packed = copy_of(w.packed);
-    const std::vector<TensorView> in_views = {x.view(), packed.view()};
-    const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
-    ThreadPool pool(2);
-    KernelContext context{&pool};
-    context.chunk_rows = rows;
-    context.padding_rows = padding;
-    ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
-    for (int64_t i = 0; i < rows * columns; ++i) {
-      // The real rows' x codes are their own (each row quantized alone), so they equal the
-      // whole chunk's reference.
-      ASSERT_EQ(out[static_cast<size_t>(i)], i < padding * columns ? -123.0f : scheme[static_cast<size_t>(i)]) << i;
-    }
+  auto selected = registry().select({OpKind::kLinear, specs, outputs, attrs}, path.features);
+  ASSERT_TRUE(selected.ok()) << selected.status().to_string();
+  EXPECT_EQ(selected->name, kernel_of(path, OpKind::kLinear));
+  std::vector<float> out(static_cast<size_t>(rows * columns), -123.0f);
+  const Shape out_shape = {rows, columns};
+  Tensor packed = copy_of(w.packed);
+  const std::vector<TensorView> in_views = {x.view(), packed.view()};
+  const std::vector<TensorView> out_views = {TensorView(out.data(), DType::kF32, out_shape)};
+  ThreadPool pool(2);
+  KernelContext context{&pool};
+  context.chunk_rows = rows;
+  context.padding_rows = padding;
+  ASSERT_TRUE(selected->kernel->execute(in_views, out_views, context).ok());
+  for (int64_t i = 0; i < rows * columns; ++i) {
+    // The real rows' x codes are their own (each row quantized alone), so they equal the
+    // whole chunk's reference.
+    ASSERT_EQ(out[static_cast<size_t>(i)], i < padding * columns ? -123.0f : scheme[static_cast<size_t>(i)]) << i;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, QuantizedKernelsTest, ::testing::ValuesIn(all_paths()), quant_path_name);
+// A build without native kernels has no integer path.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(QuantizedKernelsTest);
 
 }  // namespace
 }  // namespace staticlm
