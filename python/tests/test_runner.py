@@ -87,7 +87,7 @@ def test_logit_bias_forces_and_bans_tokens_as_the_cli_does(program, runner, cli)
     assert code == 0, err
     assert out.decode() == banned.text + "\n"
     code, out, err = cli("run", program, "-p", PROMPT, "--logit-bias", "7*2")
-    assert code != 0 and "--logit-bias: expected TOKEN_ID+BIAS or TOKEN_ID-BIAS" in err.decode()
+    assert code != 0 and "--logit-bias: expected TOKEN_ID+BIAS or TOKEN_ID-BIAS" in err
     with pytest.raises(staticlm.Error, match=r"logit_bias': token id 99999999 is outside the vocabulary"):
         runner.generate(PROMPT, staticlm.GenerationConfig(logit_bias={99999999: 1.0}))
 
