@@ -34,6 +34,35 @@ def test_health_models_and_metrics(serve):
     assert "staticlm_requests_queued 0" in metrics
 
 
+def test_llama_servers_props_slots_and_one_model(serve):
+    server = serve("--parallel", "2")
+    status, model = server.get_json(f"/v1/models/kjv_{CONTEXT}")
+    assert status == 200 and model["id"] == f"kjv_{CONTEXT}" and model["object"] == "model"
+    status, missing = server.get_json("/v1/models/gpt-4o")
+    assert status == 404 and missing["error"]["code"] == "model_not_found" and missing["error"]["param"] == "model"
+    status, props = server.get_json("/props")
+    assert status == 200 and props["total_slots"] == 2 and props["model_alias"] == f"kjv_{CONTEXT}"
+    settings = props["default_generation_settings"]
+    # The bundled model's generation_config.json, as a request without sampling fields gets it.
+    assert settings["n_ctx"] == CONTEXT
+    assert settings["params"]["temperature"] == 0.7 and settings["params"]["top_k"] == 40
+    assert settings["params"]["repeat_penalty"] == 1.1 and settings["params"]["repeat_last_n"] == 64
+    assert "{%" in props["chat_template"]
+    status, slots = server.get_json("/slots")
+    assert status == 200 and [slot["id"] for slot in slots] == [0, 1]
+    assert not any(slot["is_processing"] for slot in slots) and all(slot["n_ctx"] == CONTEXT for slot in slots)
+    # While a streamed reply is generating, its slot says so.
+    connection = server.connection()
+    # Seeded: this sample runs to max_tokens (as in the full-queue test below), holding its slot.
+    connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
+                                                        "max_tokens": 400, "temperature": 1, "seed": 1}))
+    response = connection.getresponse()
+    response.readline()  # the first event: generation has started
+    status, slots = server.get_json("/slots")
+    assert status == 200 and sum(slot["is_processing"] for slot in slots) == 1
+    connection.close()
+
+
 def test_chat_completion_streamed_and_not(serve):
     server = serve()
     body = {"messages": QUESTION, "max_tokens": 10, "temperature": 0}

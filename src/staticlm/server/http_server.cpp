@@ -47,8 +47,9 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 // Metrics label for a path: the known endpoints by name, everything else as one label, so a
 // client probing random paths cannot grow the metrics without bound.
 std::string endpoint_label(const std::string& path) {
-  constexpr std::string_view kKnown[] = {
-      "/health", "/v1/models", "/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize", "/metrics"};
+  constexpr std::string_view kKnown[] = {"/health",         "/v1/models", "/v1/chat/completions",
+                                         "/v1/completions", "/tokenize",  "/detokenize",
+                                         "/metrics",        "/props",     "/slots"};
   for (std::string_view known : kKnown) {
     if (path == known) {
       return path;
@@ -190,6 +191,10 @@ class Server::Impl {
   void answer_preflight(const httplib::Request& req, httplib::Response& res) const;
   bool require_model(httplib::Response& res) const;
   void models(httplib::Response& res) const;
+  void model(const httplib::Request& req, httplib::Response& res) const;
+  void props(httplib::Response& res) const;
+  void slots(httplib::Response& res) const;
+  Json model_json() const;
   void completion(std::string_view body, httplib::Response& res, Endpoint endpoint);
   void chat_completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
@@ -267,6 +272,9 @@ void Server::Impl::install_routes() {
     }
   });
   http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { models(res); });
+  http_.Get(R"(/v1/models/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) { model(req, res); });
+  http_.Get("/props", [this](const httplib::Request&, httplib::Response& res) { props(res); });
+  http_.Get("/slots", [this](const httplib::Request&, httplib::Response& res) { slots(res); });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     const bool ready = ready_.load();
     res.set_content(metrics_.render(ready ? pool_->size() : 0, ready ? pool_->busy() : 0, ready ? pool_->queued() : 0),
@@ -357,21 +365,77 @@ bool Server::Impl::require_model(httplib::Response& res) const {
   return false;
 }
 
+Json Server::Impl::model_json() const {
+  return {{"id", options_.model_name},
+          {"object", "model"},
+          {"created", loaded_at_},
+          {"owned_by", "staticlm"},
+          {"meta",
+           {{"n_ctx", pool_->context_length()},
+            {"n_vocab", pool_->vocab_size()},
+            {"contract", str_cat(engine_->contract().name(), " v", engine_->contract().version())},
+            {"chat_template", chat_->chat_template.origin()},
+            {"parallel", pool_->size()}}}};
+}
+
 void Server::Impl::models(httplib::Response& res) const {
   if (!require_model(res)) {
     return;
   }
-  Json model = {{"id", options_.model_name},
-                {"object", "model"},
-                {"created", loaded_at_},
-                {"owned_by", "staticlm"},
-                {"meta",
-                 {{"n_ctx", pool_->context_length()},
-                  {"n_vocab", pool_->vocab_size()},
-                  {"contract", str_cat(engine_->contract().name(), " v", engine_->contract().version())},
-                  {"chat_template", chat_->chat_template.origin()},
-                  {"parallel", pool_->size()}}}};
-  reply_json(res, 200, {{"object", "list"}, {"data", Json::array({std::move(model)})}});
+  reply_json(res, 200, {{"object", "list"}, {"data", Json::array({model_json()})}});
+}
+
+// OpenAI's GET /v1/models/{model}: this server's one model, or 404 model_not_found.
+void Server::Impl::model(const httplib::Request& req, httplib::Response& res) const {
+  if (!require_model(res)) {
+    return;
+  }
+  const std::string id = req.matches[1];
+  if (id != options_.model_name) {
+    reply_error(res,
+                ApiError{404, "invalid_request_error",
+                         str_cat("The model '", id, "' does not exist (this server has '", options_.model_name, "')"),
+                         "model", "model_not_found"});
+    return;
+  }
+  reply_json(res, 200, model_json());
+}
+
+// llama-server's GET /props: what a client needs to know before its first request.
+void Server::Impl::props(httplib::Response& res) const {
+  if (!require_model(res)) {
+    return;
+  }
+  const SamplingParams sampling = engine_->program_sampling_defaults();
+  Json params = {{"temperature", sampling.temperature},
+                 {"top_k", sampling.top_k},
+                 {"top_p", sampling.top_p},
+                 {"min_p", sampling.min_p},
+                 {"repeat_penalty", sampling.repetition_penalty},
+                 {"repeat_last_n", sampling.repetition_window == 0 ? -1 : sampling.repetition_window},
+                 {"frequency_penalty", sampling.frequency_penalty},
+                 {"presence_penalty", sampling.presence_penalty},
+                 {"n_predict", -1}};
+  reply_json(res, 200,
+             {{"default_generation_settings", {{"n_ctx", pool_->context_length()}, {"params", std::move(params)}}},
+              {"total_slots", pool_->size()},
+              {"model_alias", options_.model_name},
+              {"chat_template", chat_->chat_template.source()},
+              {"modalities", {{"vision", false}, {"audio", false}}},
+              {"build_info", "staticlm"}});
+}
+
+// llama-server's GET /slots, read-only: each session and whether it is generating now.
+void Server::Impl::slots(httplib::Response& res) const {
+  if (!require_model(res)) {
+    return;
+  }
+  Json out = Json::array();
+  const std::vector<bool> in_use = pool_->slots_in_use();
+  for (size_t i = 0; i < in_use.size(); ++i) {
+    out.push_back({{"id", i}, {"n_ctx", pool_->context_length()}, {"is_processing", static_cast<bool>(in_use[i])}});
+  }
+  reply_json(res, 200, out);
 }
 
 void Server::Impl::post(const std::string& pattern, BodyHandler handler) {

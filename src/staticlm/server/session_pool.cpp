@@ -97,6 +97,11 @@ int SessionPool::busy() const {
   return static_cast<int>(std::count(in_use_.begin(), in_use_.end(), true));
 }
 
+std::vector<bool> SessionPool::slots_in_use() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return in_use_;
+}
+
 int SessionPool::queued() const {
   std::lock_guard<std::mutex> lock(mutex_);
   const int free = static_cast<int>(std::count(in_use_.begin(), in_use_.end(), false));

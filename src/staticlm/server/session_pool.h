@@ -69,6 +69,8 @@ class SessionPool {
   int64_t vocab_size() const { return sessions_.front()->vocab_size(); }
   int busy() const;
   int queued() const;
+  // Whether each session is generating now, in slot order (llama-server's /slots).
+  std::vector<bool> slots_in_use() const;
 
  private:
   friend class SessionLease;
