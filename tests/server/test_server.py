@@ -34,7 +34,7 @@ def test_health_models_and_metrics(serve):
     assert "staticlm_requests_queued 0" in metrics
 
 
-def test_llama_servers_props_slots_and_one_model(serve):
+def test_llama_servers_props_slots_and_one_model(serve, long_model):
     server = serve("--parallel", "2")
     status, model = server.get_json(f"/v1/models/kjv_{CONTEXT}")
     assert status == 200 and model["id"] == f"kjv_{CONTEXT}" and model["object"] == "model"
@@ -51,15 +51,20 @@ def test_llama_servers_props_slots_and_one_model(serve):
     status, slots = server.get_json("/slots")
     assert status == 200 and [slot["id"] for slot in slots] == [0, 1]
     assert not any(slot["is_processing"] for slot in slots) and all(slot["n_ctx"] == CONTEXT for slot in slots)
-    # While a streamed reply is generating, its slot says so.
-    connection = server.connection()
-    # Seeded: this sample runs to max_tokens (as in the full-queue test below), holding its slot.
+    # While a streamed reply is generating, its slot says so: a long one on the long program
+    # (seeded: it runs to max_tokens), so that it still holds the slot when /slots answers, however
+    # slowly this client gets there.
+    busy = serve("--parallel", "2", program=long_model)
+    connection = busy.connection()
     connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
-                                                        "max_tokens": 400, "temperature": 1, "seed": 1}))
+                                                        "max_tokens": 1000, "temperature": 1, "seed": 1}))
     response = connection.getresponse()
     response.readline()  # the first event: generation has started
-    status, slots = server.get_json("/slots")
+    status, slots = busy.get_json("/slots")
     assert status == 200 and sum(slot["is_processing"] for slot in slots) == 1
+    events = read_events(response)
+    finish = [choice["finish_reason"] for event in events[:-1] for choice in event["choices"] if choice["finish_reason"]]
+    assert events[-1] == "[DONE]" and finish == ["length"], finish
     connection.close()
 
 
@@ -202,12 +207,13 @@ def test_chat_turn_extending_a_conversation_reuses_the_cache(serve):
     assert second["timings"]["prompt_n"] == second["usage"]["prompt_tokens"] - cached
 
 
-def test_a_full_queue_answers_503_with_retry_after(serve):
-    server = serve("--parallel", "1", "--queue", "0")
+def test_a_full_queue_answers_503_with_retry_after(serve, long_model):
+    server = serve("--parallel", "1", "--queue", "0", program=long_model)
     connection = server.connection()
-    # Seeded: this sample runs to max_tokens, so the request still holds the session below.
+    # Seeded: this sample runs to max_tokens, long enough on the long program that the request
+    # still holds the session below however slowly this client gets there.
     connection.request("POST", COMPLETIONS, json.dumps({"prompt": "In the beginning", "stream": True,
-                                                        "max_tokens": 400, "temperature": 1, "seed": 1}))
+                                                        "max_tokens": 1000, "temperature": 1, "seed": 1}))
     response = connection.getresponse()
     response.readline()  # generating now
     status, headers, reply = server.post(COMPLETIONS, {"prompt": "And", "max_tokens": 2})
