@@ -92,6 +92,17 @@ TEST(HttpServerCorsTest, AnAllowedOriginsPreflightIsAnswered) {
   EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Headers"), "authorization, content-type");
 }
 
+// A preflight carries no body: one that announces a body is refused and its connection closed,
+// so its bytes are never read as the next request, and the page can still read why.
+TEST(HttpServerCorsTest, APreflightWithABodyIsRefused) {
+  CorsServer cors(allowing({kApp}));
+  auto refused = cors.send("OPTIONS", "/v1/completions", {{"Origin", kApp}}, "GET /health HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_EQ(refused->get_header_value("Connection"), "close");
+  EXPECT_EQ(allowed_origin(refused), kApp);
+}
+
 TEST(HttpServerCorsTest, EveryResponseToAnAllowedOriginCarriesTheHeaders) {
   CorsServer cors(allowing({"http://other.example", kApp}));
   auto loading = cors.send("GET", "/health", {{"Origin", kApp}});  // 503 until a model is set

@@ -240,13 +240,14 @@ void Server::Impl::install_routes() {
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     // First, so that every response to an allowed origin carries them: errors, refusals and
     // streams alike (a browser hides a response without them from the page, errors included).
-    if (cors_headers(req, res) && req.method == "OPTIONS") {
-      answer_preflight(req, res);
-      return httplib::Server::HandlerResponse::Handled;
-    }
+    const bool cors = cors_headers(req, res);
     const RequestFraming framing = framing_of(req);
     if (std::optional<ApiError> refused = refuse_framing(framing)) {
       reply_and_close(res, *refused);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (cors && req.method == "OPTIONS") {  // a preflight: no body (refused above), no API key
+      answer_preflight(req, res);
       return httplib::Server::HandlerResponse::Handled;
     }
     // A request with a body is answered once its body is read (post()): a reply before it would
