@@ -59,8 +59,21 @@ GenerationOptions generation_options(const Engine& engine, const py::object& con
   }
   const py::object logit_bias = config.attr("logit_bias");
   if (!logit_bias.is_none()) {
+    if (!py::isinstance<py::dict>(logit_bias)) {
+      ok_or_raise(invalid_argument("GenerationConfig.logit_bias: expected a dict {token id: bias}, found ",
+                                   py::str(logit_bias.get_type().attr("__name__")).cast<std::string>()));
+    }
     std::vector<std::pair<int32_t, float>> biases;
     for (const auto& [id, bias] : logit_bias.cast<py::dict>()) {
+      const bool id_ok = py::isinstance<py::int_>(id) && !py::isinstance<py::bool_>(id) &&
+                         py::int_(0).attr("__le__")(id).cast<bool>() &&
+                         py::int_(std::numeric_limits<int32_t>::max()).attr("__ge__")(id).cast<bool>();
+      if (!id_ok || !(py::isinstance<py::float_>(bias) || py::isinstance<py::int_>(bias))) {
+        ok_or_raise(
+            invalid_argument("GenerationConfig.logit_bias: expected token ids in [0, 2^31) mapped to numbers, "
+                             "found ",
+                             py::repr(id).cast<std::string>(), ": ", py::repr(bias).cast<std::string>()));
+      }
       biases.emplace_back(id.cast<int32_t>(), bias.cast<float>());
     }
     given.logit_bias = std::move(biases);

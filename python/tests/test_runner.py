@@ -90,6 +90,9 @@ def test_logit_bias_forces_and_bans_tokens_as_the_cli_does(program, runner, cli)
     assert code != 0 and "--logit-bias: expected TOKEN_ID+BIAS or TOKEN_ID-BIAS" in err
     with pytest.raises(staticlm.Error, match=r"logit_bias': token id 99999999 is outside the vocabulary"):
         runner.generate(PROMPT, staticlm.GenerationConfig(logit_bias={99999999: 1.0}))
+    for bad in ([(7, 1.0)], {"7": 1.0}, {-1: 1.0}, {2**40: 1.0}, {7: "up"}):
+        with pytest.raises(staticlm.Error, match=r"GenerationConfig.logit_bias: expected"):
+            runner.generate(PROMPT, staticlm.GenerationConfig(logit_bias=bad))
 
 
 def test_without_a_length_generation_runs_to_the_end_of_the_context(runner):
