@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "staticlm/core/cpu_topology.h"
+
 #include "cli_runner.h"
 #include "example_program.h"
 
@@ -45,6 +47,10 @@ TEST_F(CliInspectTest, PrintsMethodsConstantsAndFiles) {
   EXPECT_NE(result.out.find("constants: 4"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("notes.txt"), std::string::npos);
   EXPECT_NE(result.out.find("example = \"attention block\""), std::string::npos) << result.out;
+  // The threads a run takes here by default, and on which cores (cpu_topology.h).
+  EXPECT_NE(result.out.find("threads here: " + describe_core_choice(default_cores()) + " by default"),
+            std::string::npos)
+      << result.out;
 }
 
 TEST_F(CliInspectTest, JsonIsAParseableDescription) {

@@ -315,6 +315,7 @@ TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {
   const nlohmann::json doc = nlohmann::json::parse(json_run.out);
   EXPECT_EQ(doc["weight_dtype"], "f32");
   EXPECT_EQ(doc["threads"], 2);
+  EXPECT_EQ(doc["threads_chosen_by"], "-t");
   EXPECT_EQ(doc["repetitions"], 2);
   // The weight bytes are the program's, as inspect counts them.
   auto inspect = run_cli("inspect " + program_ + " --json");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -92,13 +93,75 @@ uint64_t last_level_cache_bytes(const std::string& sysfs_cpu_dir) {
   return largest;
 }
 
-int physical_core_count() {
-  const std::vector<int> cpus = affinity_cpus();
-  const int cores = cpus.empty() ? 0 : count_physical_cores("/sys/devices/system/cpu", cpus);
-  if (cores > 0) {
-    return cores;
+CoreChoice choose_fast_cores(const std::string& sysfs_cpu_dir, const std::vector<int>& cpus) {
+  CoreChoice choice;
+  choice.candidates = cpus.size();
+  choice.cpus = cpus;
+  std::sort(choice.cpus.begin(), choice.cpus.end());
+  for (const char* basis : {"cpu_capacity", "cpufreq/cpuinfo_max_freq"}) {
+    std::vector<long> speeds;
+    for (int cpu : choice.cpus) {
+      const long speed = read_id(sysfs_cpu_dir + "/cpu" + std::to_string(cpu) + "/" + basis);
+      if (speed <= 0) {
+        break;
+      }
+      speeds.push_back(speed);
+    }
+    if (speeds.empty() || speeds.size() != choice.cpus.size()) {
+      continue;  // not known for every CPU: the next basis, or all of them
+    }
+    const long fastest = *std::max_element(speeds.begin(), speeds.end());
+    std::vector<int> fast;
+    for (size_t i = 0; i < speeds.size(); ++i) {
+      if (2 * speeds[i] >= fastest) {
+        fast.push_back(choice.cpus[i]);
+      }
+    }
+    if (fast.size() < choice.cpus.size()) {
+      choice.cpus = std::move(fast);
+      choice.basis = std::string(basis).substr(std::string(basis).rfind('/') + 1);
+    }
+    break;
   }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  choice.cores = count_physical_cores(sysfs_cpu_dir, choice.cpus);
+  return choice;
+}
+
+CoreChoice default_cores() {
+  CoreChoice choice = choose_fast_cores("/sys/devices/system/cpu", affinity_cpus());
+  if (choice.cores <= 0) {
+    choice.cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  return choice;
+}
+
+int default_thread_count() {
+  return default_cores().cores;
+}
+
+std::string cpu_list_string(const std::vector<int>& cpus) {
+  std::string out = "cpu";
+  for (size_t i = 0; i < cpus.size();) {
+    size_t end = i;
+    while (end + 1 < cpus.size() && cpus[end + 1] == cpus[end] + 1) {
+      ++end;
+    }
+    out += (i == 0 ? "" : ",") + std::to_string(cpus[i]);
+    if (end > i) {
+      out += "-" + std::to_string(cpus[end]);
+    }
+    i = end + 1;
+  }
+  return cpus.empty() ? "no CPU known" : out;
+}
+
+std::string describe_core_choice(const CoreChoice& choice) {
+  const std::string threads = std::to_string(choice.cores) + (choice.cores == 1 ? " thread" : " threads");
+  if (choice.basis.empty()) {
+    return threads + " on the physical cores of " + cpu_list_string(choice.cpus);
+  }
+  return threads + " on the fast cores " + cpu_list_string(choice.cpus) + " (by " + choice.basis + "; " +
+         std::to_string(choice.candidates) + " CPUs)";
 }
 
 }  // namespace staticlm

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -57,8 +58,56 @@ TEST(CpuTopologyTest, LastLevelCacheIsTheLargestDataOrUnifiedOne) {
   EXPECT_EQ(last_level_cache_bytes(root.string()), 1u << 30);
 }
 
+void write_speed(const std::filesystem::path& root, int cpu, const char* file, long value) {
+  const std::filesystem::path path = root / ("cpu" + std::to_string(cpu)) / file;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << value << "\n";
+}
+
+// A phone's SoC: cpu0-3 little (capacity 325), cpu4-6 big (870), cpu7 prime (1024).
+TEST(CpuTopologyTest, BigLittleTakesTheFastCoresByCapacity) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "fake_sysfs_big_little";
+  std::filesystem::remove_all(root);
+  const long capacity[] = {325, 325, 325, 325, 870, 870, 870, 1024};
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    write_cpu(root, cpu, 0, cpu);
+    write_speed(root, cpu, "cpu_capacity", capacity[cpu]);
+    write_speed(root, cpu, "cpufreq/cpuinfo_max_freq", cpu < 4 ? 1800000 : 2800000);
+  }
+  const CoreChoice choice = choose_fast_cores(root.string(), {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(choice.cpus, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(choice.cores, 4);
+  EXPECT_EQ(choice.basis, "cpu_capacity");
+  EXPECT_EQ(describe_core_choice(choice), "4 threads on the fast cores cpu4-7 (by cpu_capacity; 8 CPUs)");
+  // An affinity mask of little cores alone: they are the fastest it has.
+  const CoreChoice little = choose_fast_cores(root.string(), {0, 1});
+  EXPECT_EQ(little.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(little.basis, "");
+  // A CPU without a capacity: the maximum frequencies decide (little 1.8 GHz, big 2.8: all kept).
+  std::filesystem::remove(root / "cpu2" / "cpu_capacity");
+  const CoreChoice by_freq = choose_fast_cores(root.string(), {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(by_freq.cpus.size(), 8u) << "1.8 GHz is more than half of 2.8";
+  write_speed(root, 0, "cpufreq/cpuinfo_max_freq", 1000000);
+  const CoreChoice slow_freq = choose_fast_cores(root.string(), {0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(slow_freq.cpus, (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(slow_freq.basis, "cpuinfo_max_freq");
+}
+
+TEST(CpuTopologyTest, WithoutSpeedsEveryCpuIsTaken) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "fake_sysfs_no_speeds";
+  std::filesystem::remove_all(root);
+  write_cpu(root, 0, 0, 0);
+  write_cpu(root, 1, 0, 0);  // SMT siblings of one core
+  write_cpu(root, 2, 0, 1);
+  const CoreChoice choice = choose_fast_cores(root.string(), {2, 0, 1});
+  EXPECT_EQ(choice.cpus, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(choice.cores, 2);
+  EXPECT_EQ(describe_core_choice(choice), "2 threads on the physical cores of cpu0-2");
+  EXPECT_EQ(cpu_list_string({0, 2, 5, 6}), "cpu0,2,5-6");
+}
+
 TEST(CpuTopologyTest, ThisMachineHasAtLeastOneCoreAndNoMoreThanItsCpus) {
-  const int cores = physical_core_count();
+  const int cores = default_thread_count();
   EXPECT_GE(cores, 1);
   EXPECT_LE(cores, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
 }

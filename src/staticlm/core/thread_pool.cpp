@@ -43,7 +43,7 @@ constexpr uint64_t claim_chunks(uint64_t word) {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) {
-    num_threads = physical_core_count();
+    num_threads = default_thread_count();
   }
   num_threads = std::min(num_threads, kMaxThreads);
   workers_.reserve(static_cast<size_t>(num_threads - 1));

@@ -29,7 +29,7 @@ class ThreadPool {
   static constexpr int kSpinMicros = 2000;
 
   // num_threads counts the calling thread: 1 means run everything inline.
-  // 0 picks physical_core_count() (cpu_topology.h); at most kMaxThreads.
+  // 0 picks default_thread_count() (cpu_topology.h): the fast physical cores; at most kMaxThreads.
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

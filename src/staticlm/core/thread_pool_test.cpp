@@ -66,7 +66,7 @@ void expect_tiling(const std::vector<Range>& ranges, int64_t count, int64_t min_
 TEST(ThreadPoolTest, NumThreads) {
   EXPECT_EQ(ThreadPool(1).num_threads(), 1);
   EXPECT_EQ(ThreadPool(3).num_threads(), 3);
-  EXPECT_EQ(ThreadPool(0).num_threads(), physical_core_count());
+  EXPECT_EQ(ThreadPool(0).num_threads(), default_thread_count());
 }
 
 TEST(ThreadPoolTest, CoversEveryIndexExactlyOnce) {

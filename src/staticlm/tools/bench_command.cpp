@@ -316,6 +316,7 @@ Status run_bench(const BenchArgs& args) {
       {"weight_dtype", weight_dtype},
       {"weight_formats", step.formats},
       {"threads", pool.num_threads()},
+      {"threads_chosen_by", args.model.num_threads > 0 ? "-t" : describe_core_choice(default_cores())},
       {"weight_bytes", bytes},
       {"read_bandwidth_gbs", bandwidth / 1e9},
       {"last_level_cache_bytes", cache_bytes},
@@ -348,8 +349,12 @@ Status run_bench(const BenchArgs& args) {
     std::printf("%s\n", doc.dump(2).c_str());
     return ok_status();
   }
-  std::printf("model: %s (%s weights, %s streamed per token), %d threads\n", args.model.path.c_str(),
-              step.formats.c_str(), human_bytes(bytes).c_str(), pool.num_threads());
+  std::printf("model: %s (%s weights, %s streamed per token)\n", args.model.path.c_str(), step.formats.c_str(),
+              human_bytes(bytes).c_str());
+  std::printf("threads: %s\n",
+              args.model.num_threads > 0
+                  ? str_cat(pool.num_threads(), " (-t)").c_str()
+                  : str_cat(describe_core_choice(default_cores()), " (the default; -t sets another)").c_str());
   std::printf("machine: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (measured now, with %s)\n", bandwidth / 1e9,
               fma_peak / 1e9, probe_features.to_string().c_str());
   if (weights_in_cache) {

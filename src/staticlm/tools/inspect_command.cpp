@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/chat/program_chat_template.h"
+#include "staticlm/core/cpu_topology.h"
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/metadata_keys.h"
 #include "staticlm/format/program_file.h"
@@ -214,6 +215,8 @@ json describe(const ProgramFile& file) {
   doc["embedded_files"] = files;
   doc["checksum_kind"] = file.checksum_kind().empty() ? json(nullptr) : json(std::string(file.checksum_kind()));
   // The embedded tokenizer's file; null for a program that takes token ids only.
+  // What a run of this program on this machine takes by default (cpu_topology.h).
+  doc["default_threads"] = describe_core_choice(default_cores());
   doc["tokenizer"] = nullptr;
   for (std::string_view name : {"tokenizer.json", "tokenizer.model"}) {
     if (doc["tokenizer"].is_null() && file.embedded_file(name)) {
@@ -411,6 +414,8 @@ void print_text(const json& doc, bool each_matrix) {
       doc["checksum_kind"].is_null()
           ? "none (written before format 1.2; its contents cannot be verified)"
           : (doc["checksum_kind"].get<std::string>() + " per data segment (inspect --verify checks them)").c_str());
+  std::printf("threads here: %s by default (-t sets another count)\n",
+              doc["default_threads"].get<std::string>().c_str());
   std::printf("tokenizer: %s\n", doc["tokenizer"].is_null()
                                      ? "none: the program takes token ids only (exported with --no-tokenizer)"
                                      : ("embedded " + doc["tokenizer"].get<std::string>()).c_str());
