@@ -92,7 +92,7 @@ class TextLLMRunner:
     """Text generation over an hf_static v1 program: one engine and one session (its own KV
     caches and I/O buffers). io_allocator: "heap", "shm", "rpcmem" or None (the program's
     backend's preferred one, else heap); strict_io: a heap fallback raises instead of being
-    counted; threads counts the caller's, 0 = one per physical core."""
+    counted; threads counts the caller's, 0 = one per physical core (fast cores only on big.LITTLE)."""
 
     contract = ("hf_static", 1)
 

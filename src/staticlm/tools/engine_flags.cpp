@@ -47,7 +47,8 @@ void add_engine_flags(CLI::App& app, EngineArgs& args) {
   app.add_option("--io-allocator", args.io_allocator,
                  "I/O buffer allocator (default: the program's backend's preferred one, else heap)");
   app.add_flag("--strict-io", args.strict_io, "Fail instead of falling back to the heap");
-  app.add_option("-t,--threads", args.num_threads, "Threads, counting the caller's (0 = one per physical core)");
+  app.add_option("-t,--threads", args.num_threads,
+                 "Threads, counting the caller's (0 = one per physical core; fast cores only on big.LITTLE)");
   app.add_option("--runtime-option", args.runtime_options,
                  "Backend runtime option BACKEND.KEY=VALUE, e.g. cpu.isa=avx2 (repeatable; see `staticlm backends`)")
       ->expected(1)
@@ -60,7 +61,7 @@ Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
   if (const int cpus = available_cpus(); cpus > 0 && args.num_threads > cpus) {
     std::fprintf(stderr,
                  "warning: --threads %d is more than the %d CPUs this process may run on: every op waits for its "
-                 "slowest thread, so threads that share a CPU slow it down (0 picks one per physical core)\n",
+                 "slowest thread, so threads that share a CPU slow it down (0 picks one per fast physical core)\n",
                  args.num_threads, cpus);
   }
   EngineOptions options;
