@@ -215,6 +215,9 @@ class Server::Impl {
   // Set by stop(): generations and waits for a session end, answering that the server is stopping.
   std::atomic<bool> shutting_down_{false};
   std::atomic<bool> listening_{false};  // inside listen()
+  // Completion replies whose handler has returned and whose body is not written yet: httplib
+  // writes no body at all once stopped, so stop() lets them end first.
+  std::atomic<int> replies_in_flight_{0};
   std::mutex stop_mutex_;
   bool http_stopped_ = false;
   // Last, so it is destroyed first: no handler can outlive the model it uses.
@@ -522,11 +525,15 @@ void Server::Impl::completion(std::string_view body, httplib::Response& res, End
   if (running->streaming()) {
     res.set_header("Cache-Control", "no-cache");
   }
-  res.set_chunked_content_provider(content_type, [running](size_t, httplib::DataSink& sink) {
-    running->run([&sink](std::string_view bytes) { return sink.write(bytes.data(), bytes.size()); });
-    sink.done();
-    return true;
-  });
+  replies_in_flight_.fetch_add(1);
+  res.set_chunked_content_provider(
+      content_type,
+      [running](size_t, httplib::DataSink& sink) {
+        running->run([&sink](std::string_view bytes) { return sink.write(bytes.data(), bytes.size()); });
+        sink.done();
+        return true;
+      },
+      [this](bool) { replies_in_flight_.fetch_sub(1); });
 }
 
 void Server::Impl::tokenize(const httplib::Request&, std::string_view body, httplib::Response& res) {
@@ -581,6 +588,14 @@ Status Server::Impl::listen() {
 void Server::Impl::stop() {
   shutting_down_.store(true);
   std::lock_guard<std::mutex> lock(stop_mutex_);
+  // Replies in flight see shutting_down_ within client_check_seconds and end with the
+  // "shutting_down" error; a reply httplib had not begun writing when stopped would reach its
+  // client as headers without a body. A client that does not read is not waited for long.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(std::max(1.0, 4 * options_.client_check_seconds));
+  while (replies_in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   // httplib's stop() does nothing before its accept loop runs (a stop right after listen() was
   // called would be lost), and must be called once: wait for the loop, or for listen() to have
   // seen shutting_down_ and returned.
