@@ -116,9 +116,9 @@ std::vector<double> walk(const std::shared_ptr<const CompiledGrammar>& grammar) 
   std::vector<double> seconds;
   for (int32_t token : setup().tokens) {
     const auto start = Clock::now();
-    matcher.fill_mask(mask);
+    const Status filled = matcher.fill_mask(mask);
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    if (!mask.test(token) || !matcher.accept_token(token).ok()) {
+    if (!filled.ok() || !mask.test(token) || !matcher.accept_token(token).ok()) {
       std::fprintf(stderr, "the document leaves the grammar at token %d\n", token);
       std::abort();
     }

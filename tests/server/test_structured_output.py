@@ -137,3 +137,17 @@ def test_the_validator_refuses_what_the_schemas_forbid(tmp_path):
     done = subprocess.run(["node", str(ROOT / "tests" / "server" / "validate_json_outputs.mjs"), str(path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "0 passed, 2 failed" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_grammar_too_ambiguous_to_follow_is_refused_and_the_server_goes_on(serve):
+    """Every letter can be taken by any of four copies of a rule that can match nothing, at every
+    depth: the ways to parse the text multiply with each letter. Past the matcher's limit the
+    request ends with a 400 naming the cause instead of holding a slot without end."""
+    server = serve()
+    status, _, reply = server.post("/v1/completions", {
+        "prompt": "And God said", "grammar": 'root ::= tail{1,4} "!"\ntail ::= [a-z] root | ""',
+        "temperature": 0, "max_tokens": 200})
+    assert status == 400, reply
+    assert "too ambiguous" in reply["error"]["message"], reply
+    status, _, reply = server.post("/v1/completions", {"prompt": "And God said", "max_tokens": 4, "temperature": 0})
+    assert status == 200 and reply["usage"]["completion_tokens"] == 4, reply

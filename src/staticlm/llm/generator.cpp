@@ -66,7 +66,7 @@ class StopStringFilter {
 // The tokens the grammar allows next, end-of-sequence ids where it may end. Fails with
 // FailedPrecondition when the vocabulary has no token that continues the text.
 Status constrain(GrammarMatcher& matcher, const std::vector<int32_t>& eos_ids, TokenBitmask& allowed, int64_t step) {
-  matcher.fill_mask(allowed);
+  STATICLM_RETURN_IF_ERROR(matcher.fill_mask(allowed));
   if (matcher.can_end()) {
     for (int32_t id : eos_ids) {
       if (id >= 0 && id < allowed.size()) {

@@ -40,7 +40,7 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
   const auto trie = vocab.trie();
   const auto order = vocab.token_order();
   const size_t levels = static_cast<size_t>(vocab.max_piece_length()) + 1;
-  CursorExpander expander(automaton_, {});
+  CursorExpander expander(automaton_, {}, kGrammarCursorBudget);
   std::vector<std::vector<Cursor>> reached(levels);   // after d bytes
   std::vector<std::vector<Cursor>> expanded(levels);  // reached[d] through calls and completions
   std::vector<uint8_t> expanded_valid(levels, 0);
@@ -68,6 +68,11 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
         dependent_below[parent] = dependent_below[parent - 1];
       } else {
         const CursorExpander::Outcome outcome = expander.expand(from, expanded[parent]);
+        if (outcome.over_budget) {
+          auto refused = std::make_unique<PositionTokens>();
+          refused->too_ambiguous = true;
+          return refused;
+        }
         dependent_below[parent] = dependent_below[parent - 1] || outcome.popped_unknown;
       }
       expanded_valid[parent] = 1;

@@ -29,7 +29,14 @@ struct PositionTokens {
   std::vector<int32_t> accepted_ids;
   // Depend on what is below the position's rule on the stack.
   std::vector<int32_t> stack_dependent;
+  // Working them out took more than kGrammarCursorBudget cursors; the lists are incomplete.
+  bool too_ambiguous = false;
 };
+
+// How many cursors (grammar_stack.h) working out one position's tokens, or checking one mask's
+// stack-dependent tokens, may visit. A grammar that parses a text in many ways at once multiplies
+// them with every byte of a token; past this the grammar is refused as too ambiguous.
+inline constexpr int64_t kGrammarCursorBudget = int64_t{1} << 18;
 
 class CompiledGrammar {
  public:

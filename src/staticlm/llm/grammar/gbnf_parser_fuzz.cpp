@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   GrammarCompileLimits compile_limits;
   compile_limits.max_positions = 5000;
   compile_limits.max_nfa_states = 50000;
+  compile_limits.max_subset_states = 1 << 20;
   auto automaton = GrammarAutomaton::compile(*ast, compile_limits);
   if (!automaton.ok()) {
     return 0;
@@ -42,7 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   GrammarMatcher matcher(grammar);
   TokenBitmask mask(vocabulary->size());
   for (int step = 0; step < 8 && !matcher.is_complete(); ++step) {
-    matcher.fill_mask(mask);
+    if (!matcher.fill_mask(mask).ok()) {
+      break;
+    }
     int32_t chosen = -1;
     for (int32_t id = vocabulary->size() - 1; id >= 0; --id) {
       if (mask.test(id)) {

@@ -361,6 +361,7 @@ class GrammarAutomatonBuilder {
         }
       }
       std::sort(result.begin(), result.end());
+      subset_states_ += static_cast<int64_t>(result.size());
       return result;
     };
     std::unordered_map<std::vector<int32_t>, int32_t, VectorHash> ids;
@@ -382,6 +383,12 @@ class GrammarAutomatonBuilder {
       if (base + static_cast<int64_t>(sets.size()) > limits_.max_positions) {
         return invalid_argument("grammar: more than ", limits_.max_positions,
                                 " automaton states; simplify it (smaller repetition counts, fewer alternatives)");
+      }
+      if (subset_states_ > limits_.max_subset_states) {
+        return invalid_argument("grammar: rule '", out_.rules_[static_cast<size_t>(rule)].name, "' needs more than ",
+                                limits_.max_subset_states,
+                                " states in its automaton's subsets; simplify it (fewer optional items in a row, "
+                                "smaller repetition counts)");
       }
       for (auto& targets : per_class) {
         targets.clear();
@@ -610,6 +617,7 @@ class GrammarAutomatonBuilder {
   std::vector<uint32_t> pending_;        // AST rules of the automaton rules, in order
   std::vector<std::vector<GrammarCall>> pending_calls_;
   int64_t total_nfa_states_ = 0;
+  int64_t subset_states_ = 0;
   GrammarAutomaton out_;
 };
 

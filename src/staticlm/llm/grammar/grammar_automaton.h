@@ -22,8 +22,11 @@
 namespace staticlm {
 
 struct GrammarCompileLimits {
-  int64_t max_positions = 250000;     // automaton states, all rules together
-  int64_t max_nfa_states = 4000000;   // before determinization
+  int64_t max_positions = 250000;    // automaton states, all rules together
+  int64_t max_nfa_states = 4000000;  // before determinization
+  // NFA states in all the subsets determinization works out, repeats included: its time and memory
+  // (a long run of optional items makes every subset long).
+  int64_t max_subset_states = int64_t{1} << 24;
   int64_t inline_rule_states = 8192;  // a rule up to this size is copied into its callers
 };
 

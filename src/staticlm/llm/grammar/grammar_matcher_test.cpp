@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/grammar_matcher.h"
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/llm/grammar/gbnf_parser.h"
+#include "staticlm/llm/grammar/grammar_spec.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 #include "staticlm/llm/tokenizer/tokenizer_test_util.h"
 
@@ -124,6 +126,132 @@ TEST(GrammarMatcher, RefusesLeftRecursionAndEmptyLanguages) {
   GrammarCompileLimits limits;
   limits.max_positions = 1000;
   EXPECT_FALSE(GrammarAutomaton::compile(*huge, limits).ok());
+  // A long run of optional items: every subset the determinization builds holds the rest of the
+  // run, so its work grows with the square of the run before any state limit is reached.
+  Result<GrammarAst> optional = parse_gbnf("root ::= (\"ab\"? \"c\"?){2000}{50}");
+  ASSERT_TRUE(optional.ok());
+  Result<GrammarAutomaton> slow = GrammarAutomaton::compile(*optional);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_NE(slow.status().message().find("rule 'root' needs more than 16777216 states in its automaton's subsets"),
+            std::string::npos)
+      << slow.status().message();
+}
+
+// Each letter can be taken by any of the four copies of `tail` (the others matching nothing), at
+// every depth of the recursion: the ways to parse a text multiply with each letter.
+constexpr const char* kAmbiguous = "root ::= tail{1,4}\ntail ::= [a-z] root | \"\"";
+
+TEST(GrammarMatcher, RefusesAStepThatNeedsTooManyStacks) {
+  auto grammar = compile_ok(kAmbiguous);
+  ASSERT_TRUE(grammar);
+  GrammarMatcherLimits limits;
+  limits.max_stacks = 300;
+  GrammarMatcher matcher(grammar, limits);
+  ASSERT_TRUE(matcher.status().ok());
+  int taken = 0;
+  while (taken < 64 && matcher.accept_bytes("a")) {
+    ++taken;
+  }
+  ASSERT_LT(taken, 64) << "the stacks should have outgrown the limit";
+  EXPECT_GE(taken, 1);
+  EXPECT_TRUE(matcher.too_ambiguous());
+  EXPECT_EQ(matcher.bytes_accepted(), taken);
+  EXPECT_TRUE(matcher.can_end()) << "a refused step changes nothing";
+  const Status refused = matcher.accept_token(static_cast<int32_t>('a'));
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("more than 300 stacks"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("too ambiguous"), std::string::npos) << refused.message();
+  // Another byte the grammar refuses is an ordinary refusal.
+  EXPECT_FALSE(matcher.accept_bytes("!"));
+  EXPECT_FALSE(matcher.too_ambiguous());
+  EXPECT_NE(matcher.accept_token(static_cast<int32_t>('!')).message().find("is not allowed"), std::string::npos);
+
+  // One way to parse, however deep: never refused for ambiguity.
+  auto nested = compile_ok("root ::= \"(\" root \")\" | \"x\"");
+  GrammarMatcher deep(nested, limits);
+  const std::string text = std::string(3000, '(') + "x" + std::string(3000, ')');
+  EXPECT_TRUE(deep.accept_bytes(text));
+  EXPECT_TRUE(deep.is_complete());
+}
+
+TEST(GrammarMatcher, AGrammarWhoseStartNeedsTooManyStacksAllowsNothing) {
+  auto grammar = compile_ok(kAmbiguous);
+  ASSERT_TRUE(grammar);
+  GrammarMatcherLimits limits;
+  limits.max_stacks = 3;
+  GrammarMatcher matcher(grammar, limits);
+  EXPECT_EQ(matcher.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(matcher.status().message().find("too ambiguous"), std::string::npos) << matcher.status().message();
+  TokenBitmask mask(256);
+  EXPECT_EQ(matcher.fill_mask(mask).message(), matcher.status().message());
+  EXPECT_FALSE(mask.any());
+  EXPECT_FALSE(matcher.can_end());
+  EXPECT_EQ(matcher.accept_token(static_cast<int32_t>('a')).message(), matcher.status().message());
+  EXPECT_TRUE(GrammarMatcher(grammar).status().ok());
+}
+
+// A long token explores every way to parse its bytes at once: with the ways multiplying per letter
+// the work is bounded, and the grammar refused, instead of the mask taking forever.
+TEST(GrammarMatcher, RefusesAGrammarTooAmbiguousToWorkOutItsTokens) {
+  std::vector<std::string> pieces;
+  for (int b = 0; b < 256; ++b) {
+    pieces.push_back(std::string(1, static_cast<char>(b)));
+  }
+  pieces.push_back("abcdefghijklmnopqrstuvwxyz");
+  auto vocabulary = TokenVocabulary::from_pieces(std::move(pieces));
+  GrammarSpec spec;
+  spec.text = kAmbiguous;
+  Result<std::shared_ptr<const CompiledGrammar>> refused = compile_grammar_spec(spec, vocabulary);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("too ambiguous"), std::string::npos) << refused.status().message();
+  // Compiled without that check, the matcher's mask says the same.
+  auto grammar = compile_ok(kAmbiguous, vocabulary);
+  ASSERT_TRUE(grammar);
+  GrammarMatcher matcher(grammar);
+  TokenBitmask mask(vocabulary->size());
+  const Status filled = matcher.fill_mask(mask);
+  EXPECT_NE(filled.message().find("too ambiguous"), std::string::npos) << filled.message();
+  EXPECT_FALSE(mask.any());
+  // Single bytes only: the same grammar is followed until its stacks outgrow the limit.
+  spec.text = "root ::= [a-z] tail{1,4}\ntail ::= [a-z] root | \"\"";
+  EXPECT_TRUE(compile_grammar_spec(spec, byte_vocabulary()).ok());
+}
+
+// Dropping the nodes no stack reaches renumbers the rest: a matcher compacting after every few
+// nodes must walk exactly as one that never does.
+TEST(GrammarMatcher, CompactingItsStacksChangesNothing) {
+  const char* grammars[] = {"root ::= list\nlist ::= \"[\" (list (\",\" list)*)? \"]\"", kAmbiguous,
+                            "root ::= expr\nexpr ::= term ((\"+\" | \"-\") term)*\nterm ::= [0-9]+ | \"(\" expr \")\""};
+  const std::string alphabets[] = {"[],", "ab!", "(()+-12"};
+  std::mt19937 random(7);
+  for (size_t g = 0; g < std::size(grammars); ++g) {
+    auto grammar = compile_ok(grammars[g]);
+    ASSERT_TRUE(grammar);
+    GrammarMatcherLimits often;
+    often.max_stacks = 2000;
+    often.compact_nodes = 8;
+    GrammarMatcherLimits never = often;
+    never.compact_nodes = size_t{1} << 40;
+    for (int round = 0; round < 20; ++round) {
+      GrammarMatcher compacting(grammar, often);
+      GrammarMatcher keeping(grammar, never);
+      for (int i = 0; i < 300; ++i) {
+        const std::string byte(1, alphabets[g][random() % alphabets[g].size()]);
+        const bool taken = compacting.accept_bytes(byte);
+        ASSERT_EQ(taken, keeping.accept_bytes(byte)) << grammars[g] << " at byte " << i;
+        ASSERT_EQ(compacting.too_ambiguous(), keeping.too_ambiguous());
+        ASSERT_EQ(compacting.can_end(), keeping.can_end());
+        ASSERT_EQ(compacting.is_complete(), keeping.is_complete());
+        TokenBitmask a(256);
+        TokenBitmask b(256);
+        ASSERT_EQ(compacting.fill_mask(a).ok(), keeping.fill_mask(b).ok());
+        ASSERT_TRUE(std::equal(a.words().begin(), a.words().end(), b.words().begin()))
+            << grammars[g] << " at byte " << i;
+      }
+      EXPECT_LE(compacting.stack_nodes(), keeping.stack_nodes());
+    }
+  }
 }
 
 // --- Token masks against a brute-force reference, on real tokenizers ----------------------------
@@ -218,7 +346,7 @@ void check_masks_against_reference(const Tokenizer& tokenizer, const char* gbnf,
   std::mt19937_64 rng(seed);
   TokenBitmask mask(tokenizer.vocab_size());
   for (int step = 0; step < steps && !matcher.is_complete(); ++step) {
-    matcher.fill_mask(mask);
+    ASSERT_TRUE(matcher.fill_mask(mask).ok());
     const std::vector<bool> expected = reference.allowed(matcher);
     std::vector<int32_t> allowed;
     int mismatches = 0;

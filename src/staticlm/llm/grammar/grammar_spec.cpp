@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/grammar_spec.h"
 
+#include "staticlm/llm/grammar/grammar_matcher.h"
 #include "staticlm/llm/grammar/json_schema_grammar.h"
 
 namespace staticlm {
 
-Result<std::shared_ptr<const CompiledGrammar>> compile_grammar_spec(const GrammarSpec& spec,
-                                                                    std::shared_ptr<const TokenVocabulary> vocabulary) {
+namespace {
+
+Result<std::shared_ptr<const CompiledGrammar>> compile(const GrammarSpec& spec,
+                                                       std::shared_ptr<const TokenVocabulary> vocabulary) {
   switch (spec.kind) {
     case GrammarSpec::Kind::kGbnf: return compile_gbnf(spec.text, std::move(vocabulary));
     case GrammarSpec::Kind::kJsonObject: return compile_gbnf(any_json_object_gbnf(), std::move(vocabulary));
@@ -16,6 +19,19 @@ Result<std::shared_ptr<const CompiledGrammar>> compile_grammar_spec(const Gramma
     }
   }
   return internal_error("unknown grammar kind");
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const CompiledGrammar>> compile_grammar_spec(const GrammarSpec& spec,
+                                                                    std::shared_ptr<const TokenVocabulary> vocabulary) {
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledGrammar> grammar, compile(spec, std::move(vocabulary)));
+  // The first token's mask, worked out now (and kept for every generation), refuses a grammar too
+  // ambiguous to start before any output is promised.
+  GrammarMatcher start(grammar);
+  TokenBitmask mask(grammar->vocabulary().size());
+  STATICLM_RETURN_IF_ERROR(start.fill_mask(mask));
+  return grammar;
 }
 
 }  // namespace staticlm

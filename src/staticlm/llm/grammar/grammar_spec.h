@@ -21,7 +21,9 @@ struct GrammarSpec {
   bool operator==(const GrammarSpec&) const = default;
 };
 
-// Compiles `spec` against `vocabulary`: json_schema_to_gbnf's and compile_gbnf's errors.
+// Compiles `spec` against `vocabulary` and works out the tokens it allows first:
+// json_schema_to_gbnf's and compile_gbnf's errors, and GrammarMatcher's for a grammar too
+// ambiguous to follow from its start.
 Result<std::shared_ptr<const CompiledGrammar>> compile_grammar_spec(const GrammarSpec& spec,
                                                                     std::shared_ptr<const TokenVocabulary> vocabulary);
 

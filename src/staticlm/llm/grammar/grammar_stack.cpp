@@ -1,23 +1,82 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/grammar_stack.h"
 
+#include <algorithm>
+
 namespace staticlm {
 
-bool CursorExpander::same(const Cursor& a, const Cursor& b) const {
-  if (a.top != b.top || a.below != b.below) {
-    return false;
+namespace {
+
+uint64_t pack(int32_t a, int32_t b) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+}
+
+size_t hash_cursor(const Cursor& cursor) {
+  uint64_t h = pack(cursor.top, cursor.pushed) * 0x9e3779b97f4a7c15ULL;
+  h ^= static_cast<uint32_t>(cursor.below) + (h >> 29);
+  return static_cast<size_t>(h * 0xbf58476d1ce4e5b9ULL >> 20);
+}
+
+bool same(const Cursor& a, const Cursor& b) {
+  return a.top == b.top && a.pushed == b.pushed && a.below == b.below;
+}
+
+}  // namespace
+
+void CursorSet::clear() {
+  size_ = 0;
+  if (++round_ == 0) {
+    for (Slot& slot : slots_) {
+      slot.round = 0;
+    }
+    round_ = 1;
   }
-  int32_t x = a.pushed;
-  int32_t y = b.pushed;
-  while (x != y) {
-    if (x == kNoFrame || y == kNoFrame ||
-        frames_[static_cast<size_t>(x)].position != frames_[static_cast<size_t>(y)].position) {
+}
+
+bool CursorSet::insert(const Cursor& cursor) {
+  if (2 * (size_ + 1) > slots_.size()) {
+    grow();
+  }
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash_cursor(cursor) & mask;; i = (i + 1) & mask) {
+    Slot& slot = slots_[i];
+    if (slot.round != round_) {
+      slot = {cursor, round_};
+      ++size_;
+      return true;
+    }
+    if (same(slot.cursor, cursor)) {
       return false;
     }
-    x = frames_[static_cast<size_t>(x)].next;
-    y = frames_[static_cast<size_t>(y)].next;
   }
-  return true;
+}
+
+void CursorSet::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+  const uint32_t round = round_;
+  round_ = 1;
+  size_ = 0;
+  for (const Slot& slot : old) {
+    if (slot.round == round) {
+      insert(slot.cursor);
+    }
+  }
+}
+
+int32_t CursorExpander::push_frame(int32_t position, int32_t next) {
+  auto [it, inserted] = frame_ids_.emplace(pack(position, next), static_cast<int32_t>(frames_.size()));
+  if (inserted) {
+    frames_.push_back({position, next});
+  }
+  return it->second;
+}
+
+void CursorExpander::truncate_arena(size_t size) {
+  for (size_t id = size; id < frames_.size(); ++id) {
+    frame_ids_.erase(pack(frames_[id].position, frames_[id].next));
+  }
+  frames_.resize(std::min(size, frames_.size()));
 }
 
 CursorExpander::Outcome CursorExpander::expand(std::span<const Cursor> from, std::vector<Cursor>& out) {
@@ -27,25 +86,21 @@ CursorExpander::Outcome CursorExpander::expand(std::span<const Cursor> from, std
   while (!work_.empty()) {
     const Cursor cursor = work_.back();
     work_.pop_back();
-    bool repeated = false;
-    for (const Cursor& other : seen_) {
-      if (same(cursor, other)) {
-        repeated = true;
-        break;
-      }
-    }
-    if (repeated) {
+    if (!seen_.insert(cursor)) {
       continue;
     }
-    seen_.push_back(cursor);
+    if (--budget_ < 0) {
+      work_.clear();
+      outcome.over_budget = true;
+      return outcome;
+    }
     const int32_t position = cursor.top;
     if (automaton_.reads_bytes(position)) {
       out.push_back(cursor);
     }
     for (const GrammarCall& call : automaton_.calls(position)) {
-      frames_.push_back({call.return_position, cursor.pushed});
       work_.push_back({automaton_.rules()[static_cast<size_t>(call.rule)].start,
-                       static_cast<int32_t>(frames_.size() - 1), cursor.below});
+                       push_frame(call.return_position, cursor.pushed), cursor.below});
     }
     if (automaton_.is_final(position)) {
       if (cursor.pushed != kNoFrame) {
@@ -64,23 +119,16 @@ CursorExpander::Outcome CursorExpander::expand(std::span<const Cursor> from, std
   return outcome;
 }
 
-void CursorExpander::advance(std::span<const Cursor> expanded, uint8_t byte, std::vector<Cursor>& out) const {
+void CursorExpander::advance(std::span<const Cursor> expanded, uint8_t byte, std::vector<Cursor>& out) {
   const uint8_t cls = automaton_.byte_class(byte);
-  const size_t first = out.size();
+  seen_.clear();
   for (const Cursor& cursor : expanded) {
     const int32_t next = automaton_.next_in_class(cursor.top, cls);
     if (next == kNoPosition) {
       continue;
     }
     const Cursor moved{next, cursor.pushed, cursor.below};
-    bool repeated = false;
-    for (size_t i = first; i < out.size(); ++i) {
-      if (same(moved, out[i])) {
-        repeated = true;
-        break;
-      }
-    }
-    if (!repeated) {
+    if (seen_.insert(moved)) {
       out.push_back(moved);
     }
   }

@@ -65,7 +65,7 @@ std::vector<std::string> sample_texts(const std::shared_ptr<const CompiledGramma
       if (matcher.can_end() && rng() % 4 == 0) {
         break;
       }
-      matcher.fill_mask(mask);
+      EXPECT_TRUE(matcher.fill_mask(mask).ok());
       std::vector<int> allowed;
       std::vector<int> closers;
       for (int b = 0; b < 256; ++b) {
