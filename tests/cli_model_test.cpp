@@ -13,6 +13,7 @@
 
 #include "staticlm/core/cpu_features.h"
 #include "staticlm/core/cpu_topology.h"
+#include "staticlm/core/emulation_signs.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
 #include "cli_runner.h"
@@ -513,7 +514,19 @@ TEST_F(CliModelTest, BenchProbesTheMachineUnderTheIsaCap) {
   EXPECT_EQ(nlohmann::json::parse(capped.out)["probe_features"], "none");
   auto uncapped = run_cli(bench);
   ASSERT_EQ(uncapped.exit_code, 0) << uncapped.err;
-  EXPECT_EQ(nlohmann::json::parse(uncapped.out)["probe_features"], CpuFeatures::host().to_string());
+  const nlohmann::json measured = nlohmann::json::parse(uncapped.out);
+  EXPECT_EQ(measured["probe_features"], CpuFeatures::host().to_string());
+  // Under an emulator (the cross build's tests run under qemu-aarch64) bench says its times are
+  // the emulator's, in its JSON and in one line on stderr.
+  const std::string emulated = host_emulation_sign();
+  if (emulated.empty()) {
+    EXPECT_TRUE(measured["emulated"].is_null()) << measured["emulated"];
+    EXPECT_EQ(uncapped.err.find("looks emulated"), std::string::npos) << uncapped.err;
+  } else {
+    EXPECT_EQ(measured["emulated"], emulated);
+    EXPECT_NE(uncapped.err.find("warning: this CPU looks emulated (" + emulated + ")"), std::string::npos)
+        << uncapped.err;
+  }
 }
 
 TEST(CliExportErrorTest, BadInputIsOneLine) {

@@ -22,6 +22,7 @@
 #include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/core/cpu_features.h"
 #include "staticlm/core/cpu_topology.h"
+#include "staticlm/core/emulation_signs.h"
 #include "staticlm/format/metadata.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
@@ -238,6 +239,13 @@ Status run_bench(const BenchArgs& args) {
   STATICLM_ASSIGN_OR_RETURN(const CpuFeatures probe_features, isa_capped_features(args.model.runtime_options));
   ThreadPool& pool = engine->program()->thread_pool();
   const bool show = !args.json_output;
+  const std::string emulated = host_emulation_sign();
+  if (!emulated.empty()) {
+    std::fprintf(stderr,
+                 "staticlm bench: warning: this CPU looks emulated (%s): the times below are the emulator's, not "
+                 "an ARM CPU's\n",
+                 emulated.c_str());
+  }
 
   // The probes run before and after the timed runs and the best counts: the machine's bandwidth
   // drifts, and the best is what the runs could have had.
@@ -322,6 +330,7 @@ Status run_bench(const BenchArgs& args) {
       {"last_level_cache_bytes", cache_bytes},
       {"fma_peak_gflops", fma_peak / 1e9},
       {"probe_features", probe_features.to_string()},
+      {"emulated", emulated.empty() ? json(nullptr) : json(emulated)},
       {"prefill",
        {{"tokens", args.prompt_tokens},
         {"tokens_per_s", pp.mean},
