@@ -16,8 +16,13 @@
 
 // Everything the templates below use is included above, so nothing inline from the standard
 // library is compiled for dotprod and merged into callers that run on any AArch64 CPU.
+// Clang (the Android NDK's compiler) takes its own form of the same region.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("arch=armv8.2-a+dotprod")
+#endif
 
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
@@ -79,4 +84,8 @@ void linear_columns_q_dotprod(const LinearOperands& operands, int64_t n_begin, i
 
 }  // namespace staticlm::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif

@@ -22,8 +22,13 @@
 
 // Everything the templates below use is included above, so nothing inline from the standard
 // library is compiled for i8mm and merged into callers that run on any AArch64 CPU.
+// Clang (the Android NDK's compiler) takes its own form of the same region.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("dotprod,i8mm"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("arch=armv8.2-a+dotprod+i8mm")
+#endif
 
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
@@ -264,4 +269,8 @@ void linear_columns_q_i8mm(const LinearOperands& operands, int64_t n_begin, int6
 
 }  // namespace staticlm::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
