@@ -2,10 +2,12 @@
 // The LLM runner end to end on the export fixtures: greedy generation against the PyTorch
 // reference, every I/O buffer through the allocator hook (counting, failing, strict), contract
 // selection and each class of contract mismatch.
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -125,6 +127,68 @@ TEST(GenerationTest, SeededSamplingIsReproducible) {
   ASSERT_TRUE(first.ok() && second.ok() && third.ok());
   EXPECT_EQ(first->tokens, second->tokens);
   EXPECT_NE(first->tokens, third->tokens);
+}
+
+TEST(GenerationTest, LogprobsAreThoseOfTheProgramsLogitsBeforeSampling) {
+  auto opened = testing::open_test_session(export_fixture("qwen2", small_options(), "qwen2_logprobs.slm"));
+  ASSERT_TRUE(opened.ok());
+  const testing::FixtureReference ref = testing::load_fixture_reference("qwen2");
+  GenerationOptions options;
+  options.max_new_tokens = 8;
+  // Temperature, penalties and a bias change what is sampled, not the logprobs reported.
+  options.sampling.temperature = 1.5;
+  options.sampling.top_k = 40;
+  options.sampling.repetition_penalty = 1.3;
+  options.sampling.seed = 42;
+  options.sampling.logit_bias = {{5, 3.0f}};
+  options.top_logprobs = 5;
+  std::vector<TokenLogprob> streamed;
+  options.on_logprob = [&](const TokenLogprob& entry) { streamed.push_back(entry); };
+  auto result = generate_tokens(*opened->session, ref.prompt_tokens, options);
+  ASSERT_TRUE(result.ok()) << result.status().to_string();
+  ASSERT_EQ(result->logprobs.size(), result->tokens.size());
+  ASSERT_EQ(streamed.size(), result->tokens.size());
+
+  // The reference: every row's logits for prompt + generated tokens, by one all-rows prefill.
+  std::vector<int32_t> fed = ref.prompt_tokens;
+  fed.insert(fed.end(), result->tokens.begin(), result->tokens.end() - 1);
+  std::vector<std::vector<float>> rows(fed.size());
+  opened->session->truncate(0);
+  ASSERT_TRUE(opened->session
+                  ->prefill(
+                      fed,
+                      [&](int64_t index, std::span<const float> row) {
+                        rows[static_cast<size_t>(index)].assign(row.begin(), row.end());
+                      },
+                      PrefillLogits::kEvery)
+                  .ok());
+  for (size_t step = 0; step < result->tokens.size(); ++step) {
+    const std::vector<float>& row = rows[ref.prompt_tokens.size() - 1 + step];
+    double most = row[0];
+    for (float x : row) {
+      most = std::max<double>(most, x);
+    }
+    double sum = 0.0;
+    for (float x : row) {
+      sum += std::exp(x - most);
+    }
+    const double lse = most + std::log(sum);
+    const TokenLogprob& entry = result->logprobs[step];
+    EXPECT_EQ(entry.token, result->tokens[step]);
+    EXPECT_NEAR(entry.logprob, row[static_cast<size_t>(entry.token)] - lse, 1e-4) << "step " << step;
+    EXPECT_EQ(streamed[step].token, entry.token);
+    ASSERT_EQ(entry.top.size(), 5u);
+    std::vector<int32_t> order(row.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    for (size_t k = 0; k < 5; ++k) {
+      EXPECT_EQ(entry.top[k].first, order[k]) << "step " << step << " rank " << k;
+      EXPECT_NEAR(entry.top[k].second, row[static_cast<size_t>(order[k])] - lse, 1e-4);
+    }
+  }
+  options.top_logprobs = kMaxTopLogprobs + 1;
+  EXPECT_EQ(generate_tokens(*opened->session, ref.prompt_tokens, options).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(GenerationTest, NeverSamplesIdsBeyondTheVocabularyLimit) {

@@ -79,6 +79,17 @@ GenerationOptions generation_options(const Engine& engine, const py::object& con
     given.logit_bias = std::move(biases);
   }
   options.sampling = value_or_raise(engine.choose_sampling(given));
+  const py::object logprobs = config.attr("logprobs");
+  if (!logprobs.is_none()) {
+    const bool in_range = py::isinstance<py::int_>(logprobs) && !py::isinstance<py::bool_>(logprobs) &&
+                          py::int_(0).attr("__le__")(logprobs).cast<bool>() &&
+                          py::int_(kMaxTopLogprobs).attr("__ge__")(logprobs).cast<bool>();
+    if (!in_range) {
+      ok_or_raise(invalid_argument("GenerationConfig.logprobs: expected None or an integer in [0, ", kMaxTopLogprobs,
+                                   "] (alternatives per token), found ", py::repr(logprobs).cast<std::string>()));
+    }
+    options.top_logprobs = logprobs.cast<int>();
+  }
   options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
   const py::object grammar = config.attr("grammar");
   const py::object schema = config.attr("json_schema");
@@ -208,6 +219,23 @@ class Runner {
     out["text"] = generated.text;
     out["tokens"] = generated.tokens;
     out["prompt_tokens"] = generated.prompt_tokens;
+    if (options.top_logprobs >= 0) {
+      py::list logprobs;
+      for (const TokenLogprob& entry : generated.logprobs) {
+        py::list top;
+        for (const auto& [id, logprob] : entry.top) {
+          top.append(py::make_tuple(id, logprob));
+        }
+        py::dict item;
+        item["token"] = entry.token;
+        item["logprob"] = entry.logprob;
+        item["top"] = top;
+        logprobs.append(item);
+      }
+      out["logprobs"] = logprobs;
+    } else {
+      out["logprobs"] = py::none();
+    }
     out["finish_reason"] = finish_reason(generated.stop_reason);
     out["grammar_complete"] =
         generated.grammar_complete ? py::object(py::bool_(*generated.grammar_complete)) : py::object(py::none());

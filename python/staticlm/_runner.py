@@ -37,6 +37,10 @@ class GenerationConfig:
     # text, or a JSON Schema (a dict, True, or its JSON text) the output must be valid under.
     grammar: Optional[str] = None
     json_schema: Optional[Union[dict, bool, str]] = None
+    # Each generated token's log-probability and this many most likely alternatives (0-20), as the
+    # program's logits give them before logit_bias, penalties, temperature and a grammar's mask
+    # (OpenAI's logprobs are the model's). None: none (Result.logprobs None).
+    logprobs: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,9 @@ class Result:
     finish_reason: str
     stats: Stats
     grammar_complete: Optional[bool] = None
+    # With GenerationConfig.logprobs: per generated token {"token": id, "logprob": float,
+    # "top": [(id, logprob), ...] best first}.
+    logprobs: Optional[list] = None
 
 
 class TextLLMRunner:
@@ -108,7 +115,8 @@ class TextLLMRunner:
         while generating."""
         generated = self._runner.generate(prompt, config or GenerationConfig(), token_callback)
         return Result(text=generated["text"], tokens=generated["tokens"], finish_reason=generated["finish_reason"],
-                      stats=Stats(**generated["stats"]), grammar_complete=generated["grammar_complete"])
+                      stats=Stats(**generated["stats"]), grammar_complete=generated["grammar_complete"],
+                      logprobs=generated["logprobs"])
 
     def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]:
         """The pieces of text generate() would pass its callback, as an iterator. Leaving the loop

@@ -74,6 +74,30 @@ def test_unset_fields_take_the_programs_generation_config(program, runner, cli):
         runner.generate(PROMPT, staticlm.GenerationConfig(seed=-1))
 
 
+def test_logprobs_are_the_logits_log_softmax(program, runner, cli):
+    """Result.logprobs against `staticlm logits` on the same ids (numpy's log_softmax)."""
+    import numpy
+    result = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=4, temperature=0.8, seed=3,
+                                                               logprobs=3))
+    assert [entry["token"] for entry in result.logprobs] == result.tokens
+    fed = result.stats.prompt_tokens
+    ids = runner.tokenizer.encode(PROMPT) + result.tokens[:-1]
+    assert len(ids) == fed + len(result.tokens) - 1
+    code, out, err = cli("logits", program, "--tokens", *map(str, ids))
+    assert code == 0, err
+    logits = numpy.frombuffer(out, dtype=numpy.float32).astype(numpy.float64).reshape(len(ids), -1)
+    rows = logits - logits.max(axis=1, keepdims=True)
+    rows -= numpy.log(numpy.exp(rows).sum(axis=1, keepdims=True))
+    for step, entry in enumerate(result.logprobs):
+        row = rows[fed - 1 + step]
+        assert abs(entry["logprob"] - row[entry["token"]]) < 1e-3
+        assert [token for token, _ in entry["top"]] == list(numpy.argsort(-row, kind="stable")[:3])
+    assert runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=2)).logprobs is None
+    for bad in (-1, 21, True, 2.0):
+        with pytest.raises(staticlm.Error, match=r"GenerationConfig.logprobs: expected None or an integer in \[0, 20\]"):
+            runner.generate(PROMPT, staticlm.GenerationConfig(logprobs=bad))
+
+
 def test_logit_bias_forces_and_bans_tokens_as_the_cli_does(program, runner, cli):
     free = runner.generate(PROMPT, staticlm.GenerationConfig(max_new_tokens=6, temperature=0))
     first = free.tokens[0]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The official `openai` npm client against `staticlm serve`: models, chat completions and
 // completions, streamed and not, seeded sampling, logit_bias, the fields that change nothing
-// (store, metadata, service_tier, user), and the client's error types for a refused parameter and
+// (store, metadata, service_tier, user), logprobs, and the client's error types for a refused parameter and
 // a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY
 import OpenAI from 'openai';
 
@@ -125,6 +125,34 @@ try {
     store: false, metadata: { app: 'test' }, service_tier: 'auto', user: 'someone',
   });
   check(tolerant.choices[0].message.content === plain.choices[0].message.content, 'ignored fields changed the reply');
+
+  step = 'chat logprobs, streamed and not';
+  const greedy = { model, messages: [{ role: 'user', content: 'Who made the heaven?' }], max_tokens: 8, temperature: 0,
+    frequency_penalty: 0, presence_penalty: 0, logprobs: true, top_logprobs: 3 };
+  const scored = await client.chat.completions.create(greedy);
+  const content = scored.choices[0].logprobs.content;
+  check(content.length === scored.usage.completion_tokens, `${content.length} logprobs for ${scored.usage.completion_tokens} tokens`);
+  check(content.map((entry) => entry.token).join('') === scored.choices[0].message.content, 'the tokens do not spell the reply');
+  for (const entry of content) {
+    check(entry.logprob <= 0 && entry.top_logprobs.length === 3, `entry ${JSON.stringify(entry)}`);
+    check(Buffer.from(entry.bytes).toString('utf8') === entry.token || entry.token.includes('\ufffd'), `bytes of ${entry.token}`);
+    check(entry.top_logprobs[0].logprob >= entry.top_logprobs[1].logprob, 'top_logprobs are not best first');
+    check(Math.abs(entry.top_logprobs[0].logprob - entry.logprob) < 1e-6, 'greedy did not take the likeliest token');
+  }
+  const streamedLogprobs = [];
+  for await (const chunk of await client.chat.completions.create({ ...greedy, stream: true })) {
+    streamedLogprobs.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+  }
+  check(JSON.stringify(streamedLogprobs) === JSON.stringify(content), 'streamed logprobs differ from the whole reply\'s');
+
+  step = 'completions logprobs';
+  const legacy = await client.completions.create({ model, prompt: 'In the beginning', max_tokens: 6, temperature: 0,
+    frequency_penalty: 0, presence_penalty: 0, logprobs: 2 });
+  const lp = legacy.choices[0].logprobs;
+  check(lp.tokens.length === legacy.usage.completion_tokens && lp.token_logprobs.length === lp.tokens.length,
+    `logprobs ${JSON.stringify(lp)}`);
+  check(lp.tokens.join('') === legacy.choices[0].text, 'the tokens do not spell the text');
+  check(lp.text_offset[0] === 0 && lp.top_logprobs.every((top) => Object.keys(top).length >= 1), `logprobs ${JSON.stringify(lp)}`);
 
   step = 'a refused parameter';
   try {

@@ -130,7 +130,7 @@ def test_tokenize_and_detokenize_round_trip(serve):
     ({"messages": QUESTION, "temperature": "hot"}, "temperature", "expected a number"),
     ({"messages": QUESTION, "temperature": 3}, "temperature", "[0, 2]"),
     ({"messages": QUESTION, "n": 2}, "n", "only n = 1"),
-    ({"messages": QUESTION, "logprobs": True}, "logprobs", "not supported"),
+    ({"messages": QUESTION, "logprobs": "yes"}, "logprobs", "a boolean"),
     ({"messages": QUESTION, "response_format": {"type": "xml"}}, "response_format", "json_schema"),
     ({"messages": QUESTION, "response_format": {"type": "json_schema", "json_schema": {
         "name": "n", "schema": {"type": "object", "properties": {"a": {"not": {}}}}}}}, "response_format",

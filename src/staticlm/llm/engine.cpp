@@ -123,8 +123,6 @@ Result<SamplingParams> Engine::choose_sampling(const SamplingOverrides& given) c
 Result<std::shared_ptr<const CompiledGrammar>> Engine::compile_grammar(const GrammarSpec& spec) const {
   // A few schemas serve most requests; each compiled grammar holds its per-position token sets.
   constexpr size_t kRecentGrammars = 8;
-  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());
-  std::shared_ptr<const TokenVocabulary> vocabulary;
   {
     std::lock_guard<std::mutex> lock(grammar_mutex_);
     for (auto it = recent_grammars_.begin(); it != recent_grammars_.end(); ++it) {
@@ -133,11 +131,8 @@ Result<std::shared_ptr<const CompiledGrammar>> Engine::compile_grammar(const Gra
         return recent_grammars_.front().second;
       }
     }
-    if (!grammar_vocabulary_) {
-      STATICLM_ASSIGN_OR_RETURN(grammar_vocabulary_, TokenVocabulary::build(*tokenizer));
-    }
-    vocabulary = grammar_vocabulary_;
   }
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const TokenVocabulary> vocabulary, token_vocabulary());
   STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledGrammar> grammar, compile_grammar_spec(spec, vocabulary));
   std::lock_guard<std::mutex> lock(grammar_mutex_);
   recent_grammars_.emplace_front(spec, grammar);
@@ -145,6 +140,15 @@ Result<std::shared_ptr<const CompiledGrammar>> Engine::compile_grammar(const Gra
     recent_grammars_.pop_back();
   }
   return grammar;
+}
+
+Result<std::shared_ptr<const TokenVocabulary>> Engine::token_vocabulary() const {
+  STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, this->tokenizer());
+  std::lock_guard<std::mutex> lock(grammar_mutex_);
+  if (!grammar_vocabulary_) {
+    STATICLM_ASSIGN_OR_RETURN(grammar_vocabulary_, TokenVocabulary::build(*tokenizer));
+  }
+  return grammar_vocabulary_;
 }
 
 Result<GenerationResult> Engine::generate(LlmSession& session, std::string_view prompt,

@@ -88,6 +88,10 @@ class Engine {
   // compilers' InvalidArgument naming what is wrong.
   Result<std::shared_ptr<const CompiledGrammar>> compile_grammar(const GrammarSpec& spec) const;
 
+  // Each token's bytes as they continue generated text (TokenVocabulary), built on the first call
+  // and shared with the grammars. Thread-safe; NotFound without a tokenizer.
+  Result<std::shared_ptr<const TokenVocabulary>> token_vocabulary() const;
+
   // Encodes `prompt` with the program's tokenizer, generates and streams text (generate_text);
   // GenerationOptions::cancel stops it from another thread.
   Result<GenerationResult> generate(LlmSession& session, std::string_view prompt, const GenerationOptions& options,

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 #include "staticlm/core/process_memory.h"
 #include "staticlm/core/utf8.h"
@@ -107,6 +109,37 @@ class GrammarText {
 
 }  // namespace
 
+StepLogprobs step_logprobs(std::span<const float> logits, int top) {
+  StepLogprobs out;
+  if (logits.empty()) {
+    return out;
+  }
+  const float most = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (float x : logits) {
+    sum += std::exp(static_cast<double>(x) - most);
+  }
+  out.log_sum_exp = most + std::log(sum);
+  // The `top` best so far, best first; a later id replaces a kept one only when strictly larger.
+  auto& best = out.top;
+  const size_t keep = std::min(static_cast<size_t>(std::max(top, 0)), logits.size());
+  for (size_t id = 0; id < logits.size() && keep > 0; ++id) {
+    const float x = logits[id];
+    if (best.size() == keep && !(x > best.back().second)) {
+      continue;
+    }
+    auto at = std::find_if(best.begin(), best.end(), [&](const auto& kept) { return x > kept.second; });
+    best.insert(at, {static_cast<int32_t>(id), x});
+    if (best.size() > keep) {
+      best.pop_back();
+    }
+  }
+  for (auto& [id, value] : best) {
+    value = static_cast<float>(value - out.log_sum_exp);
+  }
+  return out;
+}
+
 int64_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b) {
   return std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first - a.begin();
 }
@@ -195,7 +228,18 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     allowed = TokenBitmask(static_cast<int32_t>(session.vocab_size()));
   }
   const auto decode_start = Clock::now();
+  if (options.top_logprobs > kMaxTopLogprobs) {
+    return invalid_argument("top_logprobs is ", options.top_logprobs, "; at most ", kMaxTopLogprobs, " are given");
+  }
+  const int64_t real_vocab = options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()
+                                 ? options.sample_vocab_limit
+                                 : session.vocab_size();
   for (int64_t step = 0; step < max_new_tokens; ++step) {
+    std::optional<StepLogprobs> step_logprob;
+    if (options.top_logprobs >= 0) {
+      step_logprob =
+          step_logprobs(std::span<const float>(logits).first(static_cast<size_t>(real_vocab)), options.top_logprobs);
+    }
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       result.stop_reason = StopReason::kCancelled;
       break;
@@ -227,6 +271,15 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     }
     if (matcher) {
       STATICLM_RETURN_IF_ERROR(matcher->accept_token(token));
+    }
+    if (step_logprob) {
+      // The sampled token is allowed and below the vocabulary limit, so masking left its logit as is.
+      TokenLogprob entry{token, static_cast<float>(logits[static_cast<size_t>(token)] - step_logprob->log_sum_exp),
+                         std::move(step_logprob->top)};
+      if (options.on_logprob) {
+        options.on_logprob(entry);
+      }
+      result.logprobs.push_back(std::move(entry));
     }
     result.tokens.push_back(token);
     history.push_back(token);

@@ -9,8 +9,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "staticlm/core/result.h"
@@ -20,6 +22,15 @@
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
 namespace staticlm {
+
+inline constexpr int kMaxTopLogprobs = 20;
+
+// A generated token's natural-log probability, and the most likely tokens at its step (best first).
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0.0f;
+  std::vector<std::pair<int32_t, float>> top;
+};
 
 struct GenerationOptions {
   SamplingParams sampling;
@@ -46,6 +57,13 @@ struct GenerationOptions {
   // the grammar may end, and generation stops with StopReason::kGrammarComplete as soon as the
   // grammar is complete and nothing may follow. Null: unconstrained.
   std::shared_ptr<const CompiledGrammar> grammar;
+  // Each generated token's log-probability and this many most likely alternatives (at most
+  // kMaxTopLogprobs); -1: none. They come from the program's logits as it computed them, before
+  // logit_bias, penalties, temperature and a grammar's mask (OpenAI's logprobs are the model's).
+  int top_logprobs = -1;
+  // With top_logprobs >= 0: called with each generated token's entry as it is sampled, before its
+  // text reaches the TextCallback (a stream sends them with the text).
+  std::function<void(const TokenLogprob&)> on_logprob;
 };
 
 // kMaxNewTokens: the caller's max_new_tokens was reached; kContextFull: the cache filled first
@@ -62,6 +80,8 @@ struct GenerationResult {
   // With a grammar: whether the text is a complete match (false when max_new_tokens, the context
   // or a stop string ended it first); without one: empty.
   std::optional<bool> grammar_complete;
+  // With GenerationOptions::top_logprobs >= 0: one per token of `tokens`.
+  std::vector<TokenLogprob> logprobs;
   double prefill_seconds = 0.0;
   double time_to_first_token_seconds = 0.0;
   double decode_seconds = 0.0;
@@ -75,6 +95,14 @@ using TokenCallback = std::function<bool(int32_t token)>;
 // Called with each piece of generated text as soon as it is final (never a broken UTF-8
 // sequence, never part of a stop string).
 using TextCallback = std::function<void(std::string_view text)>;
+
+// The log-probabilities of one step's logits: log-sum-exp over `logits`, and the `top` most likely
+// ids with their log-probabilities, best first (ties: the lower id first).
+struct StepLogprobs {
+  double log_sum_exp = 0.0;
+  std::vector<std::pair<int32_t, float>> top;
+};
+StepLogprobs step_logprobs(std::span<const float> logits, int top);
 
 // How many leading tokens `a` and `b` share (a session's cache and a new prompt).
 int64_t common_prefix_length(std::span<const int32_t> a, std::span<const int32_t> b);

@@ -80,11 +80,25 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
     }
     options.grammar = std::move(grammar).value();
   }
+  options.top_logprobs = request.top_logprobs;
+  TokenText token_text;
+  if (request.top_logprobs >= 0) {
+    STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const TokenVocabulary> vocabulary, model.engine->token_vocabulary());
+    token_text = [vocabulary, tokenizer = model.tokenizer](int32_t id) {
+      if (id < vocabulary->size() && !vocabulary->piece(id).empty()) {
+        return std::string(vocabulary->piece(id));
+      }
+      const int32_t ids[] = {id};
+      auto special = tokenizer->decode_bytes(ids, /*skip_special=*/false);
+      return special.ok() ? *special : std::string();
+    };
+  }
   STATICLM_ASSIGN_OR_RETURN(QueueTicket ticket, model.pool->enqueue());
   std::shared_ptr<CompletionJob> job(
       new CompletionJob(model, std::move(request), std::move(header), std::move(ticket)));
   job->prompt_ = std::move(prompt);
   job->options_ = std::move(options);
+  job->token_text_ = std::move(token_text);
   return job;
 }
 
@@ -134,10 +148,29 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   }
   auto last_check = Clock::now();
   const auto check_every = std::chrono::duration<double>(model_.client_check_seconds);
+  // A stream's log-probabilities go with the first chunk after their tokens are sampled.
+  std::vector<TokenLogprob> pending;
+  int64_t logprob_offset = 0;
+  auto take_logprobs = [&]() -> Json {
+    if (options_.top_logprobs < 0) {
+      return nullptr;
+    }
+    Json json =
+        chat ? chat_logprobs_json(pending, token_text_) : text_logprobs_json(pending, token_text_, logprob_offset);
+    if (!chat) {
+      for (const TokenLogprob& entry : pending) {
+        const std::string piece = token_text_(entry.token);
+        logprob_offset +=
+            std::count_if(piece.begin(), piece.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
+      }
+    }
+    pending.clear();
+    return json;
+  };
   auto on_text = [&](std::string_view text) {
     if (streaming()) {
-      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr)
-                       : text_chunk_json(header_, text, nullptr)));
+      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs())
+                       : text_chunk_json(header_, text, nullptr, take_logprobs())));
     } else if (Clock::now() - last_check > check_every) {
       last_check = Clock::now();
       write(probe);
@@ -145,6 +178,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   };
   GenerationOptions options = options_;
   options.cancel = &stop;
+  if (streaming() && options.top_logprobs >= 0) {
+    options.on_logprob = [&](const TokenLogprob& entry) { pending.push_back(entry); };
+  }
   auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
   if (!result.ok()) {
     const Json error = error_json(api_error(result.status()));
@@ -159,11 +195,18 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
                                    result->cached_prompt_tokens, static_cast<int64_t>(result->tokens.size()),
                                    result->prefill_seconds, result->decode_seconds);
   if (!streaming()) {
-    write(dump_json_text(chat ? chat_completion_json(header_, *result) : text_completion_json(header_, *result)));
+    Json logprobs = nullptr;
+    if (options_.top_logprobs >= 0) {
+      logprobs = chat ? chat_logprobs_json(result->logprobs, token_text_)
+                      : text_logprobs_json(result->logprobs, token_text_, 0);
+    }
+    write(dump_json_text(chat ? chat_completion_json(header_, *result, std::move(logprobs))
+                              : text_completion_json(header_, *result, std::move(logprobs))));
     return;
   }
   const Json finish(finish_reason(result->stop_reason));
-  Json last = chat ? chat_chunk_json(header_, Json::object(), finish) : text_chunk_json(header_, "", finish);
+  Json last = chat ? chat_chunk_json(header_, Json::object(), finish, pending.empty() ? Json() : take_logprobs())
+                   : text_chunk_json(header_, "", finish, pending.empty() ? Json() : take_logprobs());
   last["timings"] = timings_json(*result);
   std::string tail = event(last);
   if (request_.include_usage) {

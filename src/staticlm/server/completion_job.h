@@ -61,6 +61,7 @@ class CompletionJob {
   QueueTicket ticket_;
   std::vector<int32_t> prompt_;
   GenerationOptions options_;
+  TokenText token_text_;  // with logprobs
 };
 
 }  // namespace staticlm::server

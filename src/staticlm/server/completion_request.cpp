@@ -198,17 +198,32 @@ Status parse_stop(const Json& body, const RequestLimits& limits, std::vector<std
   return ok_status();
 }
 
+// Chat: `logprobs` (a boolean) and `top_logprobs` (0-20, with logprobs true), as OpenAI has them;
+// completions: `logprobs` N (0-20; OpenAI's legacy API allows 5). -1 when none is asked for.
+Result<int> read_logprobs(const Json& body, Endpoint endpoint) {
+  if (endpoint == Endpoint::kChatCompletions) {
+    STATICLM_ASSIGN_OR_RETURN(const bool wanted, boolean(body, "logprobs", false));
+    STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> top, integer(body, "top_logprobs", 0, kMaxTopLogprobs));
+    if (top && !wanted) {
+      return field_error("top_logprobs", "needs \"logprobs\": true");
+    }
+    return wanted ? static_cast<int>(top.value_or(0)) : -1;
+  }
+  if (auto it = body.find("logprobs"); it != body.end() && it->is_boolean()) {
+    return type_error("logprobs", "an integer (how many alternatives per token)", *it);
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> top, integer(body, "logprobs", 0, kMaxTopLogprobs));
+  if (auto it = body.find("top_logprobs"); it != body.end() && !it->is_null()) {
+    return field_error("top_logprobs", "is a chat field; the completions API takes \"logprobs\": N");
+  }
+  return top ? static_cast<int>(*top) : -1;
+}
+
 // The fields accepted only with the value that means "off", refused otherwise by name.
 Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimits& limits) {
   STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n, integer(body, "n", 1, std::numeric_limits<int64_t>::max()));
   if (n && *n != 1) {
     return field_error("n", "only n = 1 is supported");
-  }
-  if (auto it = body.find("logprobs"); it != body.end() && !it->is_null() && *it != false) {
-    return field_error("logprobs", "log probabilities are not supported");
-  }
-  if (auto it = body.find("top_logprobs"); it != body.end() && !it->is_null() && *it != 0) {
-    return field_error("top_logprobs", "log probabilities are not supported");
   }
   if (auto it = body.find("n_probs"); it != body.end() && !it->is_null() && *it != 0) {
     return field_error("n_probs", "token probabilities are not supported");
@@ -452,6 +467,7 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
 
   CompletionRequest request;
   request.endpoint = endpoint;
+  STATICLM_ASSIGN_OR_RETURN(request.top_logprobs, read_logprobs(json, endpoint));
   if (endpoint == Endpoint::kChatCompletions) {
     STATICLM_ASSIGN_OR_RETURN(request.messages, parse_messages(json, limits));
     if (json.contains("tools") && !json["tools"].is_null()) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "staticlm/core/result.h"
+#include "staticlm/llm/generator.h"
 #include "staticlm/llm/grammar/grammar_spec.h"
 #include "staticlm/llm/sampling/sampling_choice.h"
 
@@ -45,6 +46,9 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Each generated token's log-probability and this many alternatives (chat: logprobs true and
+  // top_logprobs; completions: logprobs N); -1: none.
+  int top_logprobs = -1;
   // Constrained output: response_format json_object / json_schema, or llama-server's `grammar` or
   // `json_schema`; `grammar_field` names the field it came from, for errors.
   std::optional<GrammarSpec> grammar;

@@ -91,8 +91,9 @@ TEST(CompletionRequestTest, CompletionPromptsAreTextOrTokenIds) {
 
 TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
   expect_refused(chat(with_hello(R"("n": 3)")), "n", "only n = 1");
-  expect_refused(chat(with_hello(R"("logprobs": true)")), "logprobs", "not supported");
-  expect_refused(chat(with_hello(R"("top_logprobs": 2)")), "top_logprobs", "not supported");
+  expect_refused(chat(with_hello(R"("top_logprobs": 2)")), "top_logprobs", "needs \"logprobs\": true");
+  expect_refused(chat(with_hello(R"("logprobs": true, "top_logprobs": 21)")), "top_logprobs", "[0, 20]");
+  expect_refused(completion(R"({"prompt": "x", "logprobs": true})"), "logprobs", "an integer");
   expect_refused(chat(with_hello(R"("response_format": {"type": "xml"})")), "response_format",
                  "not one of text, json_object, json_schema");
   expect_refused(chat(with_hello(R"("response_format": {"type": "json_schema"})")), "response_format",

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/server/openai_json.h"
 
+#include <algorithm>
+
 #include "staticlm/server/completion_request.h"
 
 namespace staticlm::server {
@@ -87,10 +89,10 @@ Json timings_json(const GenerationResult& result) {
           {"predicted_per_second", per_second(predicted, predicted_seconds)}};
 }
 
-Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result) {
+Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs) {
   Json choice = {{"index", 0},
                  {"message", {{"role", "assistant"}, {"content", result.text}}},
-                 {"logprobs", nullptr},
+                 {"logprobs", std::move(logprobs)},
                  {"finish_reason", finish_reason(result.stop_reason)}};
   return {{"id", header.id},
           {"object", "chat.completion"},
@@ -101,9 +103,11 @@ Json chat_completion_json(const CompletionHeader& header, const GenerationResult
           {"timings", timings_json(result)}};
 }
 
-Json text_completion_json(const CompletionHeader& header, const GenerationResult& result) {
-  Json choice = {
-      {"index", 0}, {"text", result.text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(result.stop_reason)}};
+Json text_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs) {
+  Json choice = {{"index", 0},
+                 {"text", result.text},
+                 {"logprobs", std::move(logprobs)},
+                 {"finish_reason", finish_reason(result.stop_reason)}};
   return {{"id", header.id},
           {"object", "text_completion"},
           {"created", header.created},
@@ -113,9 +117,11 @@ Json text_completion_json(const CompletionHeader& header, const GenerationResult
           {"timings", timings_json(result)}};
 }
 
-Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish) {
-  Json choice = {
-      {"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}};
+Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs) {
+  Json choice = {{"index", 0},
+                 {"delta", std::move(delta)},
+                 {"logprobs", std::move(logprobs)},
+                 {"finish_reason", std::move(finish)}};
   return {{"id", header.id},
           {"object", "chat.completion.chunk"},
           {"created", header.created},
@@ -123,13 +129,69 @@ Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish) {
           {"choices", Json::array({std::move(choice)})}};
 }
 
-Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish) {
-  Json choice = {{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}};
+Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs) {
+  Json choice = {{"index", 0}, {"text", text}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
   return {{"id", header.id},
           {"object", "text_completion"},
           {"created", header.created},
           {"model", header.model},
           {"choices", Json::array({std::move(choice)})}};
+}
+
+namespace {
+
+Json token_bytes(const std::string& text) {
+  Json bytes = Json::array();
+  for (char c : text) {
+    bytes.push_back(static_cast<uint8_t>(c));
+  }
+  return bytes;
+}
+
+int64_t characters(std::string_view text) {
+  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
+}
+
+}  // namespace
+
+Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text) {
+  Json content = Json::array();
+  for (const TokenLogprob& entry : entries) {
+    Json top = Json::array();
+    for (const auto& [id, logprob] : entry.top) {
+      const std::string piece = text(id);
+      top.push_back({{"token", piece}, {"logprob", logprob}, {"bytes", token_bytes(piece)}});
+    }
+    const std::string piece = text(entry.token);
+    content.push_back({{"token", piece},
+                       {"logprob", entry.logprob},
+                       {"bytes", token_bytes(piece)},
+                       {"top_logprobs", std::move(top)}});
+  }
+  return {{"content", std::move(content)}};
+}
+
+Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text, int64_t offset) {
+  Json tokens = Json::array();
+  Json token_logprobs = Json::array();
+  Json top_logprobs = Json::array();
+  Json text_offset = Json::array();
+  for (const TokenLogprob& entry : entries) {
+    const std::string piece = text(entry.token);
+    tokens.push_back(piece);
+    token_logprobs.push_back(entry.logprob);
+    Json top = Json::object();
+    for (const auto& [id, logprob] : entry.top) {
+      top.emplace(text(id), logprob);  // two ids of the same text: the likelier (first) one stays
+    }
+    top_logprobs.push_back(std::move(top));
+    text_offset.push_back(offset);
+    offset += characters(piece);
+  }
+  return {{"tokens", std::move(tokens)},
+          {"token_logprobs", std::move(token_logprobs)},
+          {"top_logprobs", std::move(top_logprobs)},
+          {"text_offset", std::move(text_offset)}};
 }
 
 Json usage_chunk_json(const CompletionHeader& header, bool chat, const GenerationResult& result) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -47,11 +49,21 @@ Json usage_json(const GenerationResult& result);
 // cached ones excluded), predicted_*, cache_n.
 Json timings_json(const GenerationResult& result);
 
-Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result);
-Json text_completion_json(const CompletionHeader& header, const GenerationResult& result);
-// One streamed chunk; `finish` null until the last one.
-Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish);
-Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish);
+// `logprobs`: the choice's, from chat_logprobs_json / text_logprobs_json, or null.
+Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs = nullptr);
+Json text_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs = nullptr);
+// One streamed chunk; `finish` null until the last one; `logprobs` those of its tokens, or null.
+Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs = nullptr);
+Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs = nullptr);
+
+// A token's text in log-probabilities: the bytes it adds to generated text (a special token's
+// own text); may be part of a UTF-8 character, which `bytes` shows whole.
+using TokenText = std::function<std::string(int32_t id)>;
+// Chat's `logprobs`: {"content": [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}.
+Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text);
+// The completions API's: {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}, the
+// offsets in characters from `offset` (the characters of text before these tokens).
+Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text, int64_t offset);
 // The chunk after the last choice when stream_options.include_usage: no choices, the usage.
 Json usage_chunk_json(const CompletionHeader& header, bool chat, const GenerationResult& result);
 
