@@ -99,3 +99,52 @@ def test_logprobs_fields_are_checked_by_name(serve, model, endpoint, fields, par
     status, _, reply = server.post(endpoint, {**prompt, "max_tokens": 2, **fields})
     assert status == 400, reply
     assert reply["error"]["param"] == param and fragment in reply["error"]["message"], reply
+
+
+def test_an_evaluation_harness_scores_a_continuation_with_echo(serve, f32_model):
+    """lm-evaluation-harness's loglikelihood request: context + continuation as token ids, echo,
+    logprobs, max_tokens 0; the continuation's summed logprobs equal the reference's."""
+    server = serve(program=f32_model)
+    status, _, context = server.post("/tokenize", {"content": "In the beginning God", "add_special": True})
+    status, _, continuation = server.post("/tokenize", {"content": " created the heaven", "add_special": False})
+    tokens = context["tokens"] + continuation["tokens"]
+    status, _, reply = server.post("/v1/completions", {"prompt": tokens, "echo": True, "logprobs": 1,
+                                                       "max_tokens": 0, "temperature": 0})
+    assert status == 200, reply
+    logprobs = reply["choices"][0]["logprobs"]
+    assert len(logprobs["tokens"]) == len(tokens) and reply["usage"]["completion_tokens"] == 0
+    assert logprobs["token_logprobs"][0] is None and logprobs["top_logprobs"][0] is None
+    rows = reference_logprobs(f32_model, tokens)  # row i predicts token i + 1
+    expected = [rows[i - 1][tokens[i]] for i in range(1, len(tokens))]
+    assert numpy.allclose(logprobs["token_logprobs"][1:], expected, atol=1e-4)
+    ctx = len(context["tokens"])
+    score = sum(logprobs["token_logprobs"][ctx:])
+    assert abs(score - sum(expected[ctx - 1:])) < 1e-3
+    # lm-eval's is_greedy: every continuation token is its position's likeliest.
+    greedy = all(max(top.values()) == lp for top, lp in zip(logprobs["top_logprobs"][ctx:],
+                                                             logprobs["token_logprobs"][ctx:]))
+    assert greedy == all(int(rows[i - 1].argmax()) == tokens[i] for i in range(ctx, len(tokens)))
+    assert reply["choices"][0]["text"].startswith("In the beginning God"), reply  # the prompt, special tokens left out
+
+
+def test_echo_without_logprobs_starts_the_text_with_the_prompt(serve, model):
+    server = serve()
+    body = {"prompt": "And God said", "echo": True, "max_tokens": 4, "temperature": 0}
+    status, _, reply = server.post("/v1/completions", body)
+    assert status == 200 and reply["choices"][0]["text"].startswith("And God said"), reply
+    connection = server.connection()
+    connection.request("POST", "/v1/completions", json.dumps({**body, "stream": True}),
+                       {"Content-Type": "application/json"})
+    events = read_events(connection.getresponse())
+    assert "".join(event["choices"][0]["text"] for event in events[:-1]) == reply["choices"][0]["text"]
+
+
+def test_echo_with_logprobs_needs_every_positions_logits(serve, tmp_path):
+    last = tmp_path / "last.slm"
+    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(last), "--max-cache-len", "128",
+                    "--prefill-len", "16", "--logits", "last"], check=True, capture_output=True)
+    server = serve(program=last)
+    status, _, reply = server.post("/v1/completions", {"prompt": "And", "echo": True, "logprobs": 0, "max_tokens": 0})
+    assert status == 400 and reply["error"]["param"] == "echo" and "--logits all" in reply["error"]["message"], reply
+    status, _, reply = server.post("/v1/completions", {"prompt": "And", "echo": True, "logprobs": 0, "stream": True})
+    assert status == 400 and "not streamed" in reply["error"]["message"], reply

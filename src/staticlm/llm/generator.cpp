@@ -204,14 +204,46 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     }
   };
 
+  if (options.top_logprobs > kMaxTopLogprobs) {
+    return invalid_argument("top_logprobs is ", options.top_logprobs, "; at most ", kMaxTopLogprobs, " are given");
+  }
+  const bool score_prompt = options.prompt_logprobs && options.top_logprobs >= 0;
+  if (score_prompt && !session.prefill_returns_all_logits()) {
+    return failed_precondition(
+        "the prompt's log-probabilities need every position's logits, and this program keeps only the last "
+        "(exported with --logits last): export it with --logits all");
+  }
+  const int64_t real_vocab = options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()
+                                 ? options.sample_vocab_limit
+                                 : session.vocab_size();
+  auto logprob_of = [&](std::span<const float> row, int32_t token) {
+    StepLogprobs step = step_logprobs(row.first(static_cast<size_t>(real_vocab)), options.top_logprobs);
+    return TokenLogprob{token, static_cast<float>(row[static_cast<size_t>(token)] - step.log_sum_exp),
+                        std::move(step.top)};
+  };
+
   // At least the last prompt token is fed, for the logits that sample the first new token.
-  const int64_t cached =
-      options.reuse_cached_prefix ? std::min(common_prefix_length(session.cached_tokens(), prompt), prompt_len - 1) : 0;
+  const int64_t cached = options.reuse_cached_prefix && !score_prompt
+                             ? std::min(common_prefix_length(session.cached_tokens(), prompt), prompt_len - 1)
+                             : 0;
   session.truncate(cached);
   result.cached_prompt_tokens = cached;
   const std::span<const int32_t> fed = prompt.subspan(static_cast<size_t>(cached));
   const auto start = Clock::now();
-  STATICLM_RETURN_IF_ERROR(session.prefill(fed, keep_last, PrefillLogits::kLast));
+  if (score_prompt) {
+    result.prompt_logprobs.reserve(fed.size() - 1);
+    STATICLM_RETURN_IF_ERROR(session.prefill(
+        fed,
+        [&](int64_t index, std::span<const float> row) {
+          if (index + 1 < static_cast<int64_t>(fed.size())) {
+            result.prompt_logprobs.push_back(logprob_of(row, fed[static_cast<size_t>(index) + 1]));
+          }
+          keep_last(index, row);
+        },
+        PrefillLogits::kEvery));
+  } else {
+    STATICLM_RETURN_IF_ERROR(session.prefill(fed, keep_last, PrefillLogits::kLast));
+  }
   result.prefill_seconds = seconds_since(start);
   if (last_index != static_cast<int64_t>(fed.size()) - 1) {
     return internal_error("prefill returned no logits for the last prompt token");
@@ -228,12 +260,6 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     allowed = TokenBitmask(static_cast<int32_t>(session.vocab_size()));
   }
   const auto decode_start = Clock::now();
-  if (options.top_logprobs > kMaxTopLogprobs) {
-    return invalid_argument("top_logprobs is ", options.top_logprobs, "; at most ", kMaxTopLogprobs, " are given");
-  }
-  const int64_t real_vocab = options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()
-                                 ? options.sample_vocab_limit
-                                 : session.vocab_size();
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     std::optional<StepLogprobs> step_logprob;
     if (options.top_logprobs >= 0) {

@@ -64,6 +64,10 @@ struct GenerationOptions {
   // With top_logprobs >= 0: called with each generated token's entry as it is sampled, before its
   // text reaches the TextCallback (a stream sends them with the text).
   std::function<void(const TokenLogprob&)> on_logprob;
+  // With top_logprobs >= 0: the prompt's tokens' log-probabilities too (GenerationResult::
+  // prompt_logprobs). The whole prompt is then prefilled, none of it taken from the cache, and
+  // the program must keep every position's logits (exported with --logits all).
+  bool prompt_logprobs = false;
 };
 
 // kMaxNewTokens: the caller's max_new_tokens was reached; kContextFull: the cache filled first
@@ -82,6 +86,9 @@ struct GenerationResult {
   std::optional<bool> grammar_complete;
   // With GenerationOptions::top_logprobs >= 0: one per token of `tokens`.
   std::vector<TokenLogprob> logprobs;
+  // With GenerationOptions::prompt_logprobs: one per prompt token after the first (which has no
+  // position before it to predict it).
+  std::vector<TokenLogprob> prompt_logprobs;
   double prefill_seconds = 0.0;
   double time_to_first_token_seconds = 0.0;
   double decode_seconds = 0.0;

@@ -81,6 +81,20 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
     options.grammar = std::move(grammar).value();
   }
   options.top_logprobs = request.top_logprobs;
+  options.prompt_logprobs = request.echo;
+  if (request.echo && request.top_logprobs >= 0 && !model.pool->prefill_returns_all_logits()) {
+    return invalid_argument(
+        "'echo': the prompt's log-probabilities need every position's logits, and this program keeps only the "
+        "last (exported with --logits last): export it with --logits all");
+  }
+  std::string echo_text;
+  if (request.echo) {
+    if (request.prompt_tokens) {
+      STATICLM_ASSIGN_OR_RETURN(echo_text, model.tokenizer->decode(prompt, /*skip_special=*/true));
+    } else {
+      echo_text = request.prompt;
+    }
+  }
   TokenText token_text;
   if (request.top_logprobs >= 0) {
     STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const TokenVocabulary> vocabulary, model.engine->token_vocabulary());
@@ -99,6 +113,7 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   job->prompt_ = std::move(prompt);
   job->options_ = std::move(options);
   job->token_text_ = std::move(token_text);
+  job->echo_text_ = std::move(echo_text);
   return job;
 }
 
@@ -145,6 +160,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   }
   if (streaming() && chat) {
     write(event(chat_chunk_json(header_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
+  }
+  if (streaming() && !echo_text_.empty()) {
+    write(event(text_chunk_json(header_, echo_text_, nullptr)));
   }
   auto last_check = Clock::now();
   const auto check_every = std::chrono::duration<double>(model_.client_check_seconds);
@@ -196,10 +214,15 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
                                    result->prefill_seconds, result->decode_seconds);
   if (!streaming()) {
     Json logprobs = nullptr;
-    if (options_.top_logprobs >= 0) {
+    if (options_.top_logprobs >= 0 && request_.echo) {
+      std::vector<TokenLogprob> scored = std::move(result->prompt_logprobs);
+      scored.insert(scored.end(), result->logprobs.begin(), result->logprobs.end());
+      logprobs = echo_logprobs_json(prompt_.front(), scored, token_text_);
+    } else if (options_.top_logprobs >= 0) {
       logprobs = chat ? chat_logprobs_json(result->logprobs, token_text_)
                       : text_logprobs_json(result->logprobs, token_text_, 0);
     }
+    result->text.insert(0, echo_text_);
     write(dump_json_text(chat ? chat_completion_json(header_, *result, std::move(logprobs))
                               : text_completion_json(header_, *result, std::move(logprobs))));
     return;

@@ -61,7 +61,8 @@ class CompletionJob {
   QueueTicket ticket_;
   std::vector<int32_t> prompt_;
   GenerationOptions options_;
-  TokenText token_text_;  // with logprobs
+  TokenText token_text_;   // with logprobs
+  std::string echo_text_;  // with echo: the prompt's text, which the reply starts with
 };
 
 }  // namespace staticlm::server

@@ -250,8 +250,9 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
       }
     }
   } else {
-    if (auto it = body.find("echo"); it != body.end() && !it->is_null() && *it != false) {
-      return field_error("echo", "echoing the prompt is not supported");
+    STATICLM_ASSIGN_OR_RETURN(const bool echo, boolean(body, "echo", false));
+    if (echo && body.value("stream", false) == true && body.contains("logprobs") && !body["logprobs"].is_null()) {
+      return field_error("echo", "with logprobs, the prompt's log-probabilities are not streamed: ask without stream");
     }
     if (auto it = body.find("suffix"); it != body.end() && !it->is_null() && *it != "") {
       return field_error("suffix", "a suffix (fill in the middle) is not supported");
@@ -481,10 +482,13 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
     }
   } else {
     STATICLM_RETURN_IF_ERROR(parse_prompt(json, request));
+    STATICLM_ASSIGN_OR_RETURN(request.echo, boolean(json, "echo", false));
   }
 
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  STATICLM_ASSIGN_OR_RETURN(request.max_tokens, integer(json, "max_tokens", 1, kMaxInt));
+  // Completions may ask for no new token: with echo and logprobs, that scores the prompt alone.
+  STATICLM_ASSIGN_OR_RETURN(request.max_tokens,
+                            integer(json, "max_tokens", endpoint == Endpoint::kCompletions ? 0 : 1, kMaxInt));
   // llama-server's n_predict: -1 is "until the end", as an absent max_tokens.
   STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n_predict, integer(json, "n_predict", -1, kMaxInt));
   if (n_predict && *n_predict == 0) {

@@ -49,6 +49,9 @@ struct CompletionRequest {
   // Each generated token's log-probability and this many alternatives (chat: logprobs true and
   // top_logprobs; completions: logprobs N); -1: none.
   int top_logprobs = -1;
+  // Completions: the reply's text starts with the prompt's, and with logprobs the prompt's tokens
+  // are scored too (the first one gets null).
+  bool echo = false;
   // Constrained output: response_format json_object / json_schema, or llama-server's `grammar` or
   // `json_schema`; `grammar_field` names the field it came from, for errors.
   std::optional<GrammarSpec> grammar;

@@ -83,7 +83,14 @@ TEST(CompletionRequestTest, CompletionPromptsAreTextOrTokenIds) {
   expect_refused(completion(R"({"prompt": [1, 3000000000]})"), "prompt", "non-negative");
   expect_refused(completion(R"({"prompt": ""})"), "prompt", "empty");
   expect_refused(completion(R"({"max_tokens": 3})"), "prompt", "required");
-  expect_refused(completion(R"({"prompt": "x", "echo": true})"), "echo", "not supported");
+  expect_refused(completion(R"({"prompt": "x", "echo": true, "logprobs": 1, "stream": true})"), "echo", "not streamed");
+  expect_refused(completion(R"({"prompt": "x", "echo": "yes"})"), "echo", "a boolean");
+  expect_refused(chat(with_hello(R"("max_tokens": 0)")), "max_tokens", "[1, ");
+  auto scoring = completion(R"({"prompt": [1, 2, 3], "echo": true, "logprobs": 0, "max_tokens": 0})");
+  ASSERT_TRUE(scoring.ok()) << scoring.status().to_string();
+  EXPECT_TRUE(scoring->echo);
+  EXPECT_EQ(scoring->top_logprobs, 0);
+  EXPECT_EQ(scoring->max_tokens, 0);
   expect_refused(completion(R"({"prompt": "x", "suffix": "y"})"), "suffix", "not supported");
   expect_refused(completion(R"({"prompt": "x", "best_of": 3})"), "best_of", "best_of = 1");
   expect_refused(completion(R"({"prompt": "x", "messages": []})"), "messages", "unrecognized");

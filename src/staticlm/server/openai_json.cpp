@@ -194,6 +194,16 @@ Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& 
           {"text_offset", std::move(text_offset)}};
 }
 
+Json echo_logprobs_json(int32_t first, std::span<const TokenLogprob> entries, const TokenText& text) {
+  const std::string piece = text(first);
+  Json json = text_logprobs_json(entries, text, characters(piece));
+  json["tokens"].insert(json["tokens"].begin(), piece);
+  json["token_logprobs"].insert(json["token_logprobs"].begin(), nullptr);
+  json["top_logprobs"].insert(json["top_logprobs"].begin(), nullptr);
+  json["text_offset"].insert(json["text_offset"].begin(), 0);
+  return json;
+}
+
 Json usage_chunk_json(const CompletionHeader& header, bool chat, const GenerationResult& result) {
   return {{"id", header.id},
           {"object", chat ? "chat.completion.chunk" : "text_completion"},

@@ -64,6 +64,9 @@ Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& 
 // The completions API's: {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}, the
 // offsets in characters from `offset` (the characters of text before these tokens).
 Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text, int64_t offset);
+// The same for an echoed prompt and what follows it: `first` (the prompt's first token, whose
+// log-probability and alternatives are null) before `entries`.
+Json echo_logprobs_json(int32_t first, std::span<const TokenLogprob> entries, const TokenText& text);
 // The chunk after the last choice when stream_options.include_usage: no choices, the usage.
 Json usage_chunk_json(const CompletionHeader& header, bool chat, const GenerationResult& result);
 

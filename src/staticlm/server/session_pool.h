@@ -67,6 +67,7 @@ class SessionPool {
   int size() const { return static_cast<int>(sessions_.size()); }
   int64_t context_length() const { return sessions_.front()->max_cache_len(); }
   int64_t vocab_size() const { return sessions_.front()->vocab_size(); }
+  bool prefill_returns_all_logits() const { return sessions_.front()->prefill_returns_all_logits(); }
   int busy() const;
   int queued() const;
   // Whether each session is generating now, in slot order (llama-server's /slots).
