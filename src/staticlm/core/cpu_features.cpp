@@ -69,8 +69,9 @@ constexpr CpuFeatures kArmNeonCap = CpuFeatures().with(CpuFeature::kNeon);
 constexpr CpuFeatures kArmDotProdCap = kArmNeonCap.with(CpuFeature::kNeonFp16).with(CpuFeature::kNeonDotProd);
 constexpr IsaCap kArmCaps[] = {
     {"auto", "everything this CPU has", CpuFeatures::all()},
-    {"i8mm", "at most NEON with fp16, dotprod, i8mm and bf16 (no SVE)",
+    {"bf16", "at most NEON with fp16, dotprod, i8mm and bf16 (no SVE)",
      kArmDotProdCap.with(CpuFeature::kNeonI8mm).with(CpuFeature::kNeonBf16)},
+    {"i8mm", "at most NEON with fp16, dotprod and i8mm (no bf16, no SVE)", kArmDotProdCap.with(CpuFeature::kNeonI8mm)},
     {"dotprod", "at most NEON with fp16 and dotprod (Cortex-A76 class)", kArmDotProdCap},
     {"neon", "at most plain NEON (Armv8.0 Advanced SIMD: Cortex-A53 class)", kArmNeonCap},
     {"portable", "the portable reference kernels only", CpuFeatures()},

@@ -81,8 +81,9 @@ struct IsaCap {
 
 // The caps for this build's architecture, "auto" (everything the host has) first and "portable"
 // (no SIMD kernels) last. x86-64: amx (AVX-512 and AMX's bf16 and int8 tiles), avx512 (with VNNI
-// and BF16 where the CPU has them), avx2 (with AVX-VNNI where the CPU has it). AArch64: i8mm
-// (NEON with fp16, dotprod, i8mm and bf16, no SVE), dotprod (NEON with fp16 and dotprod), neon.
+// and BF16 where the CPU has them), avx2 (with AVX-VNNI where the CPU has it). AArch64: bf16
+// (NEON with fp16, dotprod, i8mm and bf16, no SVE), i8mm (the same without bf16), dotprod (NEON
+// with fp16 and dotprod), neon.
 std::span<const IsaCap> isa_caps();
 
 // The host's features capped at `isa`, one of isa_caps(). Fails with InvalidArgument listing the

@@ -75,6 +75,11 @@ TEST(CpuFeaturesTest, IsaNamesCapTheHostFeatures) {
     EXPECT_EQ(cpu_features_for_isa("dotprod")->has(CpuFeature::kNeonDotProd), host.has(CpuFeature::kNeonDotProd));
     EXPECT_EQ(cpu_features_for_isa("i8mm")->has(CpuFeature::kNeonI8mm), host.has(CpuFeature::kNeonI8mm));
     EXPECT_FALSE(cpu_features_for_isa("i8mm")->has(CpuFeature::kSve));
+    // bfdot / bfmmla only where asked for by "bf16" (or "auto"), and only where the host has them.
+    EXPECT_FALSE(cpu_features_for_isa("i8mm")->has(CpuFeature::kNeonBf16));
+    EXPECT_EQ(cpu_features_for_isa("bf16")->has(CpuFeature::kNeonBf16), host.has(CpuFeature::kNeonBf16));
+    EXPECT_EQ(cpu_features_for_isa("bf16")->has(CpuFeature::kNeonI8mm), host.has(CpuFeature::kNeonI8mm));
+    EXPECT_FALSE(cpu_features_for_isa("bf16")->has(CpuFeature::kSve));
   }
   auto bad = cpu_features_for_isa("sse2");
   ASSERT_FALSE(bad.ok());

@@ -360,17 +360,23 @@ TEST(CpuBackendTest, TheBf16GemmRuntimeOptionChoosesHowBf16WeightsMultiply) {
   const std::vector<float> rounded = reference(true);
   ASSERT_FALSE(near(exact, rounded));  // the inputs tell the two apart
   EXPECT_TRUE(near(run_bf16_chunk(x, w, option("widen")), exact));
-  // The pair GEMM is an x86 kernel: a build without them widens.
+  // The pair GEMMs: x86's vdpbf16ps and AArch64's bfdot / bfmmla; a build or a CPU without them
+  // widens.
   const bool has_pairs =
       cpu_kernel_arch() == "x86" &&
       CpuFeatures::host().covers(CpuFeatures().with(CpuFeature::kAvx512).with(CpuFeature::kAvx512Bf16));
-  EXPECT_TRUE(near(run_bf16_chunk(x, w, option("pairs")), has_pairs ? rounded : exact));
+  const bool has_arm_pairs = cpu_kernel_arch() == "arm" && CpuFeatures::host().has(CpuFeature::kNeonBf16);
+  EXPECT_TRUE(near(run_bf16_chunk(x, w, option("pairs")), has_pairs || has_arm_pairs ? rounded : exact));
   // The probe's verdict is the machine's (cpu::bf16_dot_speedup): auto is one
   // of the two ways, whole.
   const std::vector<float> automatic = run_bf16_chunk(x, w, option("auto"));
   EXPECT_TRUE(near(automatic, exact) || near(automatic, rounded));
   // Where the CPU has AMX tiles, auto takes them (x rounded as for the pairs).
   if (cpu_kernel_arch() == "x86" && CpuFeatures::host().has(CpuFeature::kAmxBf16)) {
+    EXPECT_TRUE(near(automatic, rounded));
+  }
+  // On AArch64 auto takes bfdot / bfmmla wherever the CPU has bf16 (no probe).
+  if (has_arm_pairs) {
     EXPECT_TRUE(near(automatic, rounded));
   }
   EXPECT_EQ(cpu::bf16_dot_speedup(1) > 0.0, has_pairs);

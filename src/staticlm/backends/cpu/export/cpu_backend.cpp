@@ -43,7 +43,9 @@ std::vector<AllowedValue> matrix_format_values(AllowedValue first) {
   values.push_back({"f32", "", std::nullopt});
   values.push_back({"f16", "f16 storage, f32 arithmetic", std::nullopt});
   values.push_back(
-      {"bf16", "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps) where the CPU has them", std::nullopt});
+      {"bf16",
+       "bf16 storage; prefill multiplies bf16 pairs (vdpbf16ps; bfdot / bfmmla on AArch64) where the CPU has them",
+       std::nullopt});
   values.push_back({"int8", "int8 codes, one f16 scale per group_size weights (q8_0's bits at 32)", std::nullopt});
   values.push_back({"int4", "int4 codes, one f16 scale per group_size weights (q4_0's bits at 32)", std::nullopt});
   return values;

@@ -4,6 +4,7 @@
 // kernel of a path was chosen and matches the portable kernel.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,27 @@ inline void expect_packed_conforms(const IsaPath& path, OpKind op, const std::ve
                                    double tolerance = 1e-5) {
   const PackedNode node = pack_node(inputs, matrices, attrs);
   expect_conforms(path, op, inputs, attrs, node.inputs, node.attrs, tolerance, tolerance);
+}
+
+// What a left-padded chunk's outputs start filled with (portable_test::ChunkPadding::fill), so a
+// test sees which elements a kernel left unwritten.
+inline constexpr float kUnwritten = -123.0f;
+
+// Expects the first `padding` of the `rows` rows of `got` left unwritten (kUnwritten) and the
+// others within `tolerance` of `want`'s (relative to 1 + |want|; `want` computes every row).
+inline void expect_padding_rows_unwritten(const Tensor& got, const Tensor& want, int64_t rows, int64_t padding,
+                                          double tolerance) {
+  const std::vector<double> values = portable_test::to_doubles(got);
+  const std::vector<double> reference = portable_test::to_doubles(want);
+  ASSERT_EQ(values.size(), reference.size());
+  const size_t per_row = values.size() / static_cast<size_t>(rows);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i < static_cast<size_t>(padding) * per_row) {
+      ASSERT_EQ(values[i], kUnwritten) << "padding element " << i << " was written";
+    } else {
+      ASSERT_NEAR(values[i], reference[i], tolerance * (1.0 + std::fabs(reference[i]))) << "element " << i;
+    }
+  }
 }
 
 inline bool host_has(const IsaPath& path) {

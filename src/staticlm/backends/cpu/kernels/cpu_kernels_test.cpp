@@ -43,25 +43,14 @@ using portable_test::to_doubles;
 // others within `tolerance` of the portable kernel's, which computes every row.
 void expect_padding_rows_skipped(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
                                  const Attributes& attrs, int64_t rows, int64_t padding, double tolerance) {
-  constexpr float kUnwritten = -123.0f;
   auto want = run_op(op, inputs, attrs);
   ASSERT_TRUE(want.ok()) << want.status().to_string();
   std::string kernel_name;
   auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(path.isa), op, inputs, attrs, &kernel_name,
-                         {rows, padding, kUnwritten});
+                         {rows, padding, cpu_test::kUnwritten});
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_EQ(kernel_name.rfind(path.prefix, 0), 0u) << "chose " << kernel_name;
-  const std::vector<double> values = to_doubles((*got)[0]);
-  const std::vector<double> reference = to_doubles((*want)[0]);
-  ASSERT_EQ(values.size(), reference.size());
-  const size_t per_row = values.size() / static_cast<size_t>(rows);
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i < static_cast<size_t>(padding) * per_row) {
-      ASSERT_EQ(values[i], kUnwritten) << "padding element " << i << " was written";
-    } else {
-      ASSERT_NEAR(values[i], reference[i], tolerance * (1.0 + std::fabs(reference[i]))) << "element " << i;
-    }
-  }
+  cpu_test::expect_padding_rows_unwritten((*got)[0], (*want)[0], rows, padding, tolerance);
 }
 
 struct LinearCase {

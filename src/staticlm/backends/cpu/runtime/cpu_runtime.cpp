@@ -66,11 +66,16 @@ std::vector<OptionSpec> runtime_option_specs() {
       enum_option("bf16_gemm", "auto",
                   {{"auto",
                     "AMX tiles where the CPU has them, else pairs where a probe at load finds vdpbf16ps faster "
-                    "than f32 multiply-adds",
+                    "than f32 multiply-adds (on AArch64: bfdot / bfmmla wherever the CPU has bf16)",
                     std::nullopt},
-                   {"pairs", "multiply bf16 pairs with vdpbf16ps (x rounded to bf16), never AMX tiles", std::nullopt},
+                   {"pairs",
+                    "multiply bf16 pairs with vdpbf16ps (bfdot / bfmmla on AArch64; x rounded to bf16), never AMX "
+                    "tiles",
+                    std::nullopt},
                    {"widen", "widen the weights to f32 and multiply in f32", std::nullopt}},
-                  "runtime", {}, "how a chunk's GEMM multiplies bf16 weights on a CPU with AVX-512 BF16")};
+                  "runtime", {},
+                  "how a chunk's GEMM multiplies bf16 weights on a CPU with AVX-512 BF16 (on AArch64 with bf16: every "
+                  "call's)")};
 }
 
 // Whether vdpbf16ps outruns f32 multiply-adds enough to pay for rounding x: on some CPUs with
@@ -119,8 +124,15 @@ Result<std::unique_ptr<DelegateHandle>> CpuBackendRuntime::init(const DelegateIn
   // AMX tiles multiply 16 x 32 by 32 x 16 bf16 per instruction, far past either alternative, so
   // auto takes them where the CPU has them (and the isa cap allows); otherwise the probe decides.
   const bool tiles = context.allowed_features.has(CpuFeature::kAmxBf16);
-  if (bf16_gemm == "widen" || (bf16_gemm == "auto" && !tiles && !pair_gemm_wins())) {
-    // The bf16 GEMMs (pairs and tiles) are the only kernels that need the features.
+  if (bf16_gemm == "widen") {
+    // The bf16 GEMMs (pairs and tiles, and AArch64's bf16 linears) are the only kernels that need
+    // the features.
+    context.allowed_features = context.allowed_features.without(CpuFeature::kAvx512Bf16)
+                                   .without(CpuFeature::kAmxBf16)
+                                   .without(CpuFeature::kNeonBf16);
+  } else if (bf16_gemm == "auto" && !tiles && !pair_gemm_wins()) {
+    // The probe measures vdpbf16ps; AArch64's bfdot / bfmmla run wherever the CPU has them (their
+    // speed against fmla is not measured: no AArch64 machine has run them).
     context.allowed_features = context.allowed_features.without(CpuFeature::kAvx512Bf16).without(CpuFeature::kAmxBf16);
   } else if (bf16_gemm == "pairs") {
     context.allowed_features = context.allowed_features.without(CpuFeature::kAmxBf16);

@@ -2,19 +2,25 @@
 // The AArch64 kernels beyond what the conformance tests (cpu_kernels_test.cpp,
 // quantized_kernels_test.cpp) check against the portable ones: that the registry runs every op
 // the cpu backend takes on its NEON kernel, by name (what `inspect` shows), the integer linears
-// on smmla or sdot where the CPU and the cap allow it; and the NEON traits' conversions and
-// shuffles against scalar code, every f16 bit pattern included.
+// on smmla or sdot and the bf16 ones on bfmmla / bfdot where the CPU and the cap allow it; the
+// bf16 kernels, which round x, against the portable linear on rounded x and against a scalar
+// model of their scheme; and the NEON traits' conversions and shuffles against scalar code, every
+// f16 bit pattern included.
 #include <arm_neon.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <deque>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/cpu/kernels/arm/linear_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/cpu_conformance_util.h"
 #include "staticlm/core/half.h"
@@ -27,8 +33,11 @@ using cpu::simd::Neon;
 using cpu_test::cpu_registry;
 using cpu_test::pack_node;
 using cpu_test::PackedNode;
+using portable_test::expect_close;
 using portable_test::random_tensor;
+using portable_test::run_op;
 using portable_test::run_op_with;
+using portable_test::to_doubles;
 namespace tiles = cpu::tiles;
 
 struct NamedCase {
@@ -80,9 +89,11 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   std::deque<PackedNode> nodes;
   std::vector<NamedCase> cases;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    // bf16 with an odd K: an even one runs on bfmmla / bfdot where the CPU has bf16 (below).
+    const int64_t inner = dtype == DType::kBF16 ? 41 : 40;
     for (int64_t rows : {int64_t{1}, int64_t{7}}) {
-      const PackedNode& node =
-          nodes.emplace_back(pack_node({tensor(DType::kF32, {rows, 40}), tensor(dtype, {33, 40})}, {1}, Attributes{}));
+      const PackedNode& node = nodes.emplace_back(
+          pack_node({tensor(DType::kF32, {rows, inner}), tensor(dtype, {33, inner})}, {1}, Attributes{}));
       cases.push_back({"cpu.neon.linear", OpKind::kLinear, node.inputs, node.attrs});
     }
   }
@@ -142,6 +153,278 @@ TEST(CpuKernelsTest, AArch64RunsIntegerLinearsOnTheWidestProductTheCpuHas) {
     }
     if (std::string(widest) == "_i8mm") {
       expect_kernels("i8mm", cases("_i8mm"));
+    }
+  }
+}
+
+bool host_has_bf16() {
+  return CpuFeatures::host().has(CpuFeature::kNeonBf16);
+}
+
+// bf16 weights with an even K run on the bf16 entry where the CPU has bf16 and the cap allows it
+// (auto, bf16), every linear kind, decode and chunk; the i8mm cap below it, an odd K and other
+// weights take the entries they took before.
+TEST(CpuKernelsTest, AArch64RunsBf16LinearsOnBfmmlaWhereTheCpuHasBf16) {
+  std::mt19937 rng(63);
+  std::deque<Tensor> owned;
+  const auto tensor = [&](DType dtype, const Shape& shape) {
+    return &owned.emplace_back(random_tensor(dtype, shape, rng));
+  };
+  std::deque<PackedNode> nodes;
+  const auto cases = [&](DType dtype, int64_t inner, const std::string& suffix) {
+    std::vector<NamedCase> out;
+    for (int64_t rows : {int64_t{1}, int64_t{7}}) {
+      Tensor* x = tensor(DType::kF32, {rows, inner});
+      Tensor* gate = tensor(dtype, {36, inner});
+      Tensor* up = tensor(dtype, {36, inner});
+      const PackedNode& linear = nodes.emplace_back(pack_node({x, gate}, {1}, {}));
+      out.push_back({"cpu.neon.linear" + suffix, OpKind::kLinear, linear.inputs, linear.attrs});
+      const PackedNode& parts = nodes.emplace_back(pack_node({x, gate, up}, {1, 2}, {{"parts", int64_t{2}}}));
+      out.push_back({"cpu.neon.multi_linear" + suffix, OpKind::kMultiLinear, parts.inputs, parts.attrs});
+      const PackedNode& swiglu = nodes.emplace_back(pack_node({x, gate, up}, {1, 2}, {}));
+      out.push_back({"cpu.neon.swiglu_linear" + suffix, OpKind::kSwigluLinear, swiglu.inputs, swiglu.attrs});
+      const PackedNode& residual = nodes.emplace_back(pack_node({x, gate, tensor(DType::kF32, {rows, 36})}, {1}, {}));
+      out.push_back({"cpu.neon.linear_add" + suffix, OpKind::kLinearAdd, residual.inputs, residual.attrs});
+    }
+    return out;
+  };
+  const std::string widest = host_has_bf16() ? "_bf16" : "";
+  expect_kernels("auto", cases(DType::kBF16, 64, widest));
+  expect_kernels("bf16", cases(DType::kBF16, 64, widest));
+  expect_kernels("i8mm", cases(DType::kBF16, 64, ""));
+  expect_kernels("neon", cases(DType::kBF16, 64, ""));
+  expect_kernels("bf16", cases(DType::kBF16, 63, ""));
+  expect_kernels("bf16", cases(DType::kF32, 64, ""));
+  expect_kernels("bf16", cases(DType::kF16, 64, ""));
+}
+
+// x rounded to bf16 (to nearest even), as the portable oracle rounds it.
+void round_x(Tensor& x) {
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    x.data<float>()[i] = bf16_to_f32(f32_to_bf16(x.data<float>()[i]));
+  }
+}
+
+// Runs `op` under the bf16 cap, expects `kernel` and, on x rounded to bf16, the portable kernel's
+// outputs within `tolerance` (x86's bf16 GEMM's: only the summation order differs); with
+// `padding`, a left-padded chunk whose padding rows are left unwritten.
+void expect_bf16_conforms(const std::string& kernel, OpKind op, Tensor& x, const std::vector<Tensor*>& inputs,
+                          const std::vector<size_t>& matrices, const Attributes& attrs, int64_t padding = 0,
+                          double tolerance = 1e-5) {
+  const PackedNode node = pack_node(inputs, matrices, attrs);
+  const int64_t rows = num_elements(std::span<const int64_t>(x.shape()).first(x.shape().size() - 1));
+  std::string kernel_name;
+  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa("bf16"), op, node.inputs, node.attrs, &kernel_name,
+                         {padding > 0 ? rows : 0, padding, cpu_test::kUnwritten});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, kernel);
+  round_x(x);
+  auto want = run_op(op, inputs, attrs);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    if (padding == 0) {
+      expect_close((*got)[i], to_doubles((*want)[i]), tolerance, tolerance);
+    } else {
+      cpu_test::expect_padding_rows_unwritten((*got)[i], (*want)[i], rows, padding, tolerance);
+    }
+  }
+}
+
+struct Bf16Case {
+  int64_t rows;
+  int64_t inner;
+  int64_t columns;
+  bool bias;
+  int64_t padding;
+};
+
+// The conformance of the bf16 entry (bfdot decode, bfmmla chunks), x86's bf16 GEMM's oracle and
+// tolerance: the portable linear on x rounded to bf16. Odd sizes: decode, every remainder of the
+// blocks of 4 rows, half and partial panels, an odd count of pairs (a last K step of 2), several
+// K blocks of 128 pairs, panels split into slices of rows, padding rows; and the fused linears.
+TEST(CpuBf16LinearTest, BfmmlaAndBfdotEqualThePortableLinearOnBf16RoundedX) {
+  if (!host_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::mt19937 rng(64);
+  const std::vector<Bf16Case> cases = {
+      {1, 64, 37, false, 0},  {1, 2, 5, true, 0},      {1, 578, 96, false, 0},  {1, 258, 33, true, 0},
+      {2, 64, 16, false, 0},  {3, 6, 17, true, 0},     {4, 130, 40, false, 0},  {5, 260, 70, true, 0},
+      {6, 66, 1, false, 0},   {7, 600, 64, false, 0},  {9, 34, 100, true, 0},   {13, 514, 32, false, 0},
+      {33, 256, 48, true, 0}, {40, 600, 70, true, 0},  {64, 96, 130, false, 0}, {128, 66, 288, true, 0},
+      {16, 64, 40, false, 5}, {12, 130, 70, true, 11}, {9, 34, 33, false, 1},
+  };
+  for (const Bf16Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "]"
+                                    << (c.bias ? " + bias" : "") << ", padding " << c.padding);
+    Tensor x = random_tensor(DType::kF32, {c.rows, c.inner}, rng);
+    Tensor weight = random_tensor(DType::kBF16, {c.columns, c.inner}, rng);
+    Tensor bias = random_tensor(DType::kBF16, {c.columns}, rng);
+    std::vector<Tensor*> inputs = {&x, &weight};
+    if (c.bias) {
+      inputs.push_back(&bias);
+    }
+    expect_bf16_conforms("cpu.neon.linear_bf16", OpKind::kLinear, x, inputs, {1}, {}, c.padding);
+  }
+  for (int64_t rows : {int64_t{1}, int64_t{7}, int64_t{40}}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows");
+    Tensor x = random_tensor(DType::kF32, {rows, 130}, rng);
+    Tensor gate = random_tensor(DType::kBF16, {70, 130}, rng);
+    Tensor up = random_tensor(DType::kBF16, {70, 130}, rng);
+    Tensor residual = random_tensor(DType::kF32, {rows, 70}, rng);
+    expect_bf16_conforms("cpu.neon.multi_linear_bf16", OpKind::kMultiLinear, x, {&x, &gate, &up}, {1, 2},
+                         {{"parts", int64_t{2}}});
+    x = random_tensor(DType::kF32, {rows, 130}, rng);
+    expect_bf16_conforms("cpu.neon.swiglu_linear_bf16", OpKind::kSwigluLinear, x, {&x, &gate, &up}, {1, 2}, {});
+    x = random_tensor(DType::kF32, {rows, 130}, rng);
+    expect_bf16_conforms("cpu.neon.linear_add_bf16", OpKind::kLinearAdd, x, {&x, &gate, &residual}, {1}, {});
+  }
+}
+
+// qkv_rope_cache on the bf16 entry: decode and a chunk with rows at negative positions (not
+// written), GQA, f16 caches, biases; the queries and both whole caches against the portable
+// kernel on x rounded to bf16, within the qkv tests' 1e-4 (the caches hold f16).
+TEST(CpuBf16LinearTest, QkvRopeCacheEqualsThePortableOneOnBf16RoundedX) {
+  if (!host_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::mt19937 rng(67);
+  const auto copy_of = [](const Tensor& tensor) {
+    Tensor out = Tensor::zeros(tensor.dtype(), tensor.shape()).value();
+    std::copy(tensor.bytes().begin(), tensor.bytes().end(), out.bytes().begin());
+    return out;
+  };
+  for (const std::vector<int64_t>& slots : {std::vector<int64_t>{5}, std::vector<int64_t>{-1, 0, 1, 2, 3, -1, 4}}) {
+    const auto rows = static_cast<int64_t>(slots.size());
+    SCOPED_TRACE(testing::Message() << rows << " rows");
+    Tensor x = random_tensor(DType::kF32, {1, rows, 64}, rng);
+    Tensor wq = random_tensor(DType::kBF16, {128, 64}, rng);
+    Tensor wk = random_tensor(DType::kBF16, {64, 64}, rng);
+    Tensor wv = random_tensor(DType::kBF16, {64, 64}, rng);
+    Tensor k_cache = random_tensor(DType::kF16, {1, 2, 13, 32}, rng);
+    Tensor v_cache = random_tensor(DType::kF16, {1, 2, 13, 32}, rng);
+    Tensor positions = Tensor::zeros(DType::kI64, {rows}).value();
+    std::copy(slots.begin(), slots.end(), positions.data<int64_t>());
+    Tensor bq = random_tensor(DType::kBF16, {128}, rng);
+    Tensor bk = random_tensor(DType::kBF16, {64}, rng);
+    Tensor bv = random_tensor(DType::kBF16, {64}, rng);
+    const std::vector<Tensor*> inputs = {&x, &wq, &wk, &wv, &k_cache, &v_cache, &positions, &bq, &bk, &bv};
+    const Attributes rope{{"theta", 10000.0}};
+    // Each run updates its caches in place: the cpu kernel gets its own copies.
+    PackedNode node = pack_node(inputs, {1, 2, 3}, rope);
+    Tensor own_k = copy_of(k_cache);
+    Tensor own_v = copy_of(v_cache);
+    node.inputs[4] = &own_k;
+    node.inputs[5] = &own_v;
+    std::string kernel_name;
+    auto got = run_op_with(cpu_registry(), *cpu_features_for_isa("bf16"), OpKind::kQkvRopeCache, node.inputs,
+                           node.attrs, &kernel_name);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(kernel_name, "cpu.neon.qkv_rope_cache_bf16");
+    round_x(x);
+    auto want = run_op(OpKind::kQkvRopeCache, inputs, rope);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i) {
+      expect_close((*got)[i], to_doubles((*want)[i]), 1e-4, 1e-4);
+    }
+  }
+}
+
+// bfcvtn rounds as the scalar conversion (to nearest even): ties both ways, the largest finite
+// values, infinities, zeros, subnormals, and random values, in whole registers and tails.
+TEST(CpuBf16LinearTest, RoundsXAsTheScalarConversion) {
+  if (!host_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  std::vector<float> values = {1.0f,
+                               std::bit_cast<float>(0x3F808000u),  // a tie, rounded down to even
+                               std::bit_cast<float>(0x3F818000u),  // a tie, rounded up to even
+                               std::bit_cast<float>(0x3F808001u),
+                               -std::bit_cast<float>(0x3F818000u),
+                               std::bit_cast<float>(0x7F7FFFFFu),  // rounds to infinity
+                               std::bit_cast<float>(0x7F7F0000u),
+                               INFINITY,
+                               -INFINITY,
+                               0.0f,
+                               -0.0f,
+                               std::bit_cast<float>(0x00400000u),  // a subnormal, kept
+                               std::bit_cast<float>(0x80018000u)};
+  std::mt19937 rng(65);
+  std::uniform_int_distribution<uint32_t> bits(0, 0x7F7FFFFFu);
+  for (int i = 0; i < 4096; ++i) {
+    values.push_back(std::bit_cast<float>(bits(rng) | (i % 2 == 0 ? 0u : 0x80000000u)));
+  }
+  for (size_t count : {values.size(), size_t{13}, size_t{7}, size_t{1}}) {
+    std::vector<uint16_t> got(count + 1, 0xAAAA);
+    cpu::round_to_bf16_neon(values.data(), static_cast<int64_t>(count), got.data());
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(got[i], f32_to_bf16(values[i])) << "value " << i << " " << values[i];
+    }
+    EXPECT_EQ(got[count], 0xAAAA) << "written past the end";
+  }
+}
+
+// The scalar model of the bf16 kernels' scheme: x rounded to bf16 by the kernel's own rounding,
+// the panels' bf16 weights as stored, each product exact in f32 and summed in f32. The kernels
+// add 2 (bfdot) or 4 (bfmmla) products at a time in their own order, each sum rounded once, so
+// they differ from the exact sum by at most an ulp of the partial sums' magnitude per step:
+// checked within (steps) x 2^-23 x sum |x w|, far below a bf16 step of one x value on these
+// sizes. Called directly, over ranges of columns that start past the first panel.
+TEST(CpuBf16LinearTest, KernelsMatchTheScalarModelOfTheirScheme) {
+  if (!host_has_bf16()) {
+    GTEST_SKIP() << "this CPU has no bf16 (it has: " << CpuFeatures::host().to_string() << ")";
+  }
+  struct Case {
+    int64_t rows, inner, columns, n_begin;
+  };
+  const Case cases[] = {{1, 64, 70, 0},   {1, 6, 33, 32},  {1, 520, 96, 32}, {2, 64, 40, 0},  {3, 2, 17, 0},
+                        {4, 258, 64, 32}, {5, 34, 70, 32}, {8, 130, 16, 0},  {9, 520, 48, 0}, {13, 66, 100, 64}};
+  std::mt19937 rng(66);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  alignas(64) static float scratch[cpu::kLinearScratchFloats];
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "x[" << c.rows << ", " << c.inner << "] w[" << c.columns << "] from column "
+                                    << c.n_begin);
+    std::vector<float> x(static_cast<size_t>(c.rows * c.inner));
+    for (float& v : x) {
+      v = uniform(rng);
+    }
+    Tensor weight = random_tensor(DType::kBF16, {c.columns, c.inner}, rng);
+    const Tensor panels = cpu_test::packed(weight);
+    std::vector<uint16_t> x_bf16(x.size());
+    cpu::round_to_bf16_neon(x.data(), static_cast<int64_t>(x.size()), x_bf16.data());
+    std::vector<float> out(static_cast<size_t>(c.rows * c.columns), cpu_test::kUnwritten);
+    cpu::LinearOperands op;
+    op.x = x.data();
+    op.x_bf16 = x_bf16.data();
+    op.weight = panels.bytes().data();
+    op.out = out.data();
+    op.rows = c.rows;
+    op.inner = c.inner;
+    op.columns = c.columns;
+    op.panel_elements = PanelLayout::of(c.columns, c.inner, DType::kBF16).panel_elements();
+    op.weight_dtype = DType::kBF16;
+    cpu::linear_columns_bf16(op, c.n_begin, c.columns, scratch);
+    const uint16_t* w = reinterpret_cast<const uint16_t*>(weight.bytes().data());
+    const double steps = static_cast<double>((c.inner + 3) / 4);
+    for (int64_t m = 0; m < c.rows; ++m) {
+      for (int64_t n = 0; n < c.columns; ++n) {
+        const float got = out[static_cast<size_t>(m * c.columns + n)];
+        if (n < c.n_begin) {
+          ASSERT_EQ(got, cpu_test::kUnwritten) << "column " << n << " was written";
+          continue;
+        }
+        double sum = 0.0, magnitude = 0.0;
+        for (int64_t k = 0; k < c.inner; ++k) {
+          const double product = static_cast<double>(bf16_to_f32(x_bf16[static_cast<size_t>(m * c.inner + k)])) *
+                                 static_cast<double>(bf16_to_f32(w[n * c.inner + k]));
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        ASSERT_NEAR(got, sum, steps * std::ldexp(magnitude, -23) + 1e-30) << "row " << m << " column " << n;
+      }
     }
   }
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The AArch64 kernels: NEON entries for every op the cpu backend takes (float linears over f32 /
 // f16 / bf16 panels, int8 / int4 panels by widening multiplies, attention, the elementwise and
-// row ops), and entries for int8 / int4 panels alone by sdot (dotprod) and by smmla (i8mm), each
-// tagged with the features it needs.
+// row ops), entries for int8 / int4 panels alone by sdot (dotprod) and by smmla (i8mm), and for
+// bf16 panels alone by bfdot / bfmmla (bf16), each tagged with the features it needs.
 #include "staticlm/backends/cpu/kernels/arm/attention_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/elementwise_arm.h"
 #include "staticlm/backends/cpu/kernels/arm/linear_arm.h"
@@ -13,8 +13,10 @@
 namespace staticlm {
 namespace {
 
-// The portable kernels have priority 0. The i8mm and dotprod entries take int8 / int4 panels only
-// and decline float weights, which fall through to the NEON entries.
+// The portable kernels have priority 0. The bf16 entries take bf16 weights with an even K only
+// (x rounded to bf16); the i8mm and dotprod entries take int8 / int4 panels only and decline
+// float weights. What they decline falls through to the NEON entries.
+constexpr int kNeonBf16Priority = 16;
 constexpr int kNeonI8mmPriority = 14;
 constexpr int kNeonDotProdPriority = 12;
 constexpr int kNeonPriority = 10;
@@ -22,6 +24,7 @@ constexpr int kNeonPriority = 10;
 constexpr CpuFeatures kNeonFeatures = CpuFeatures().with(CpuFeature::kNeon);
 constexpr CpuFeatures kNeonDotProdFeatures = kNeonFeatures.with(CpuFeature::kNeonDotProd);
 constexpr CpuFeatures kNeonI8mmFeatures = kNeonDotProdFeatures.with(CpuFeature::kNeonI8mm);
+constexpr CpuFeatures kNeonBf16Features = kNeonFeatures.with(CpuFeature::kNeonBf16);
 
 using LinearFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::LinearEntryPoints);
 
@@ -51,7 +54,7 @@ std::string_view cpu_kernel_arch() {
 
 Status register_native_kernels(KernelRegistry& registry) {
   // linear, multi_linear, linear_add, swiglu_linear and qkv_rope_cache share the tiles and the
-  // entries: "cpu.neon.<op>[_i8mm|_dotprod]".
+  // entries: "cpu.neon.<op>[_bf16|_i8mm|_dotprod]".
   struct LinearOp {
     OpKind op;
     LinearFactory make;
@@ -63,6 +66,17 @@ Status register_native_kernels(KernelRegistry& registry) {
                                  {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
+    // x rounded to bf16 for every call, decode included (bfdot reads the panels as stored); the
+    // slices of a call's rows keep bfmmla's blocks of 4 whole.
+    STATICLM_RETURN_IF_ERROR(
+        registry.add({entry.op, str_cat("cpu.neon.", name, "_bf16"), kNeonBf16Features, kNeonBf16Priority,
+                      linear_factory(entry.make, {.gemv = cpu::linear_columns_bf16,
+                                                  .gemm = cpu::linear_columns_bf16,
+                                                  .bf16 = {cpu::round_to_bf16_neon, 1, cpu::kNeonBf16BlockRows},
+                                                  .swiglu = cpu::swiglu_neon,
+                                                  .add = cpu::add_neon,
+                                                  .float_block_rows = cpu::kNeonBf16BlockRows,
+                                                  .rotate_half = cpu::rotate_half_neon})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_i8mm"), kNeonI8mmFeatures, kNeonI8mmPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
