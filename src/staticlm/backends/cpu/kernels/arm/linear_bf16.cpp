@@ -23,8 +23,13 @@
 
 // Everything used below is included above, so nothing inline from the standard library is
 // compiled for bf16 and merged into callers that run on any AArch64 CPU.
+// Clang (the Android NDK's compiler) takes its own form of the same region.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("bf16"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("arch=armv8.2-a+bf16")
+#endif
 
 namespace staticlm::cpu {
 namespace {
@@ -291,4 +296,8 @@ void round_to_bf16_neon(const float* x, int64_t count, uint16_t* out) {
 
 }  // namespace staticlm::cpu
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
