@@ -32,6 +32,16 @@ def model(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def f32_model(tmp_path_factory):
+    """An f32 program: its prefill and decode logits agree to float rounding, so a result does not
+    depend on which of the two computed a position."""
+    path = tmp_path_factory.mktemp("f32") / "kjv_f32.slm"
+    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(path), "--dtype", "f32",
+                    "--max-cache-len", "256", "--prefill-len", "16"], check=True, capture_output=True)
+    return path
+
+
+@pytest.fixture(scope="session")
 def long_model(tmp_path_factory):
     """The bundled model with its whole 1024-token context: room for a chat page conversation whose
     second reply streams long enough to be stopped."""

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The official `openai` npm client against `staticlm serve`: models, chat completions and
 // completions, streamed and not, seeded sampling, logit_bias, the fields that change nothing
-// (store, metadata, service_tier, user), logprobs, and the client's error types for a refused parameter and
+// (store, metadata, service_tier, user), logprobs, n, and the client's error types for a refused parameter and
 // a wrong API key. Usage: node openai_client_test.mjs BASE_URL API_KEY
 import OpenAI from 'openai';
 
@@ -154,10 +154,22 @@ try {
   check(lp.tokens.join('') === legacy.choices[0].text, 'the tokens do not spell the text');
   check(lp.text_offset[0] === 0 && lp.top_logprobs.every((top) => Object.keys(top).length >= 1), `logprobs ${JSON.stringify(lp)}`);
 
+  step = 'n choices, streamed and not';
+  const three = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Who made the heaven?' }],
+    max_tokens: 8, temperature: 1, seed: 5, n: 3 });
+  check(three.choices.length === 3 && three.choices.every((c, i) => c.index === i), `choices ${JSON.stringify(three.choices)}`);
+  check(new Set(three.choices.map((c) => c.message.content)).size > 1, 'three seeded choices were all the same');
+  const texts = ['', '', ''];
+  for await (const chunk of await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Who made the heaven?' }],
+    max_tokens: 8, temperature: 1, seed: 5, n: 3, stream: true })) {
+    for (const c of chunk.choices) texts[c.index] += c.delta?.content ?? '';
+  }
+  check(JSON.stringify(texts) === JSON.stringify(three.choices.map((c) => c.message.content)), 'streamed choices differ');
+
   step = 'a refused parameter';
   try {
-    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], n: 2 });
-    throw new Error('n = 2 was accepted');
+    await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], n: 17 });
+    throw new Error('n = 17 was accepted');
   } catch (error) {
     check(error instanceof OpenAI.BadRequestError, `expected BadRequestError, got ${error}`);
     check(error.status === 400 && error.param === 'n', `status ${error.status}, param ${error.param}`);

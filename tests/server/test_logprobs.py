@@ -13,15 +13,6 @@ from conftest import CLI, ROOT, read_events
 GREEDY = {"temperature": 0, "frequency_penalty": 0, "presence_penalty": 0, "repeat_penalty": 1}
 
 
-@pytest.fixture(scope="module")
-def f32_model(tmp_path_factory):
-    """An f32 program: its prefill and decode logits agree to float rounding."""
-    path = tmp_path_factory.mktemp("f32") / "kjv_f32.slm"
-    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(path), "--dtype", "f32",
-                    "--max-cache-len", "256", "--prefill-len", "16"], check=True, capture_output=True)
-    return path
-
-
 def reference_logprobs(program, tokens):
     """log_softmax of each fed token's logits (rows: the distribution of the next token)."""
     done = subprocess.run([CLI, "logits", str(program), "--mode", "decode", "--tokens", *map(str, tokens)],

@@ -129,7 +129,7 @@ def test_tokenize_and_detokenize_round_trip(serve):
 @pytest.mark.parametrize("body, param, fragment", [
     ({"messages": QUESTION, "temperature": "hot"}, "temperature", "expected a number"),
     ({"messages": QUESTION, "temperature": 3}, "temperature", "[0, 2]"),
-    ({"messages": QUESTION, "n": 2}, "n", "only n = 1"),
+    ({"messages": QUESTION, "n": 17}, "n", "[1, 16]"),
     ({"messages": QUESTION, "logprobs": "yes"}, "logprobs", "a boolean"),
     ({"messages": QUESTION, "response_format": {"type": "xml"}}, "response_format", "json_schema"),
     ({"messages": QUESTION, "response_format": {"type": "json_schema", "json_schema": {
@@ -381,3 +381,35 @@ def test_a_request_without_max_tokens_stops_where_the_context_ends(serve):
     assert status == 200, reply
     assert reply["choices"][0]["finish_reason"] == "length"
     assert reply["usage"]["total_tokens"] == CONTEXT + 1  # the last token is never fed back
+
+
+def test_n_choices_are_the_single_requests_with_successive_seeds(serve, f32_model):
+    """Choice i of n samples with seed + i: it equals a request for one choice with that seed, and
+    the prompt is prefilled once for all of them."""
+    server = serve(program=f32_model)
+    body = {"prompt": "And God said", "max_tokens": 6, "temperature": 1, "seed": 11}
+    status, _, many = server.post(COMPLETIONS, {**body, "n": 3})
+    assert status == 200, many
+    assert [choice["index"] for choice in many["choices"]] == [0, 1, 2]
+    singles = []
+    for i in range(3):
+        status, _, one = server.post(COMPLETIONS, {**body, "seed": 11 + i})
+        assert status == 200, one
+        singles.append(one)
+    assert [c["text"] for c in many["choices"]] == [one["choices"][0]["text"] for one in singles]
+    assert many["usage"]["completion_tokens"] == sum(one["usage"]["completion_tokens"] for one in singles)
+    assert many["usage"]["prompt_tokens"] == singles[0]["usage"]["prompt_tokens"]
+    assert many["timings"]["prompt_n"] <= many["usage"]["prompt_tokens"] + 2, many["timings"]
+    # Streamed: each choice's chunks carry its index, and together they spell the same texts.
+    connection = server.connection()
+    connection.request("POST", COMPLETIONS, json.dumps({**body, "n": 3, "stream": True}),
+                       {"Content-Type": "application/json"})
+    events = read_events(connection.getresponse())
+    texts = ["", "", ""]
+    finished = []
+    for event in events[:-1]:
+        for choice in event["choices"]:
+            texts[choice["index"]] += choice["text"]
+            if choice["finish_reason"]:
+                finished.append(choice["index"])
+    assert texts == [c["text"] for c in many["choices"]] and finished == [0, 1, 2]

@@ -158,14 +158,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     end_cancelled();
     return;
   }
-  if (streaming() && chat) {
-    write(event(chat_chunk_json(header_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
-  }
-  if (streaming() && !echo_text_.empty()) {
-    write(event(text_chunk_json(header_, echo_text_, nullptr)));
-  }
   auto last_check = Clock::now();
   const auto check_every = std::chrono::duration<double>(model_.client_check_seconds);
+  int64_t choice = 0;
   // A stream's log-probabilities go with the first chunk after their tokens are sampled.
   std::vector<TokenLogprob> pending;
   int64_t logprob_offset = 0;
@@ -187,8 +182,8 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   };
   auto on_text = [&](std::string_view text) {
     if (streaming()) {
-      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs())
-                       : text_chunk_json(header_, text, nullptr, take_logprobs())));
+      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
+                       : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
     } else if (Clock::now() - last_check > check_every) {
       last_check = Clock::now();
       write(probe);
@@ -199,41 +194,75 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   if (streaming() && options.top_logprobs >= 0) {
     options.on_logprob = [&](const TokenLogprob& entry) { pending.push_back(entry); };
   }
-  auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
-  if (!result.ok()) {
-    const Json error = error_json(api_error(result.status()));
-    write(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
-    return;
-  }
-  if (result->stop_reason == StopReason::kCancelled) {
-    end_cancelled();
-    return;
-  }
-  model_.metrics->count_generation(static_cast<int64_t>(result->prompt_tokens.size()) - result->cached_prompt_tokens,
-                                   result->cached_prompt_tokens, static_cast<int64_t>(result->tokens.size()),
-                                   result->prefill_seconds, result->decode_seconds);
-  if (!streaming()) {
-    Json logprobs = nullptr;
-    if (options_.top_logprobs >= 0 && request_.echo) {
-      std::vector<TokenLogprob> scored = std::move(result->prompt_logprobs);
-      scored.insert(scored.end(), result->logprobs.begin(), result->logprobs.end());
-      logprobs = echo_logprobs_json(prompt_.front(), scored, token_text_);
-    } else if (options_.top_logprobs >= 0) {
-      logprobs = chat ? chat_logprobs_json(result->logprobs, token_text_)
-                      : text_logprobs_json(result->logprobs, token_text_, 0);
+  // The choices run one after another on the leased session: the prompt is prefilled once, each
+  // later choice feeding only its last token again.
+  Json choices = Json::array();
+  GenerationResult totals;
+  std::string tail;
+  for (choice = 0; choice < request_.n; ++choice) {
+    if (streaming() && chat) {
+      write(event(chat_chunk_json(header_, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr, choice)));
     }
-    result->text.insert(0, echo_text_);
-    write(dump_json_text(chat ? chat_completion_json(header_, *result, std::move(logprobs))
-                              : text_completion_json(header_, *result, std::move(logprobs))));
+    if (streaming() && !echo_text_.empty()) {
+      write(event(text_chunk_json(header_, echo_text_, nullptr, nullptr, choice)));
+    }
+    pending.clear();
+    logprob_offset = 0;
+    options.sampling.seed = options_.sampling.seed + static_cast<uint64_t>(choice);
+    auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
+    if (!result.ok()) {
+      const Json error = error_json(api_error(result.status()));
+      write(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
+      return;
+    }
+    if (result->stop_reason == StopReason::kCancelled) {
+      end_cancelled();
+      return;
+    }
+    model_.metrics->count_generation(static_cast<int64_t>(result->prompt_tokens.size()) - result->cached_prompt_tokens,
+                                     result->cached_prompt_tokens, static_cast<int64_t>(result->tokens.size()),
+                                     result->prefill_seconds, result->decode_seconds);
+    if (choice == 0) {
+      totals.prompt_tokens = result->prompt_tokens;
+      totals.cached_prompt_tokens = result->cached_prompt_tokens;
+    }
+    totals.tokens.insert(totals.tokens.end(), result->tokens.begin(), result->tokens.end());
+    totals.prefill_seconds += result->prefill_seconds;
+    totals.decode_seconds += result->decode_seconds;
+    totals.decode_steps += result->decode_steps;
+    if (!streaming()) {
+      Json logprobs = nullptr;
+      if (options_.top_logprobs >= 0 && request_.echo) {
+        std::vector<TokenLogprob> scored = std::move(result->prompt_logprobs);
+        scored.insert(scored.end(), result->logprobs.begin(), result->logprobs.end());
+        logprobs = echo_logprobs_json(prompt_.front(), scored, token_text_);
+      } else if (options_.top_logprobs >= 0) {
+        logprobs = chat ? chat_logprobs_json(result->logprobs, token_text_)
+                        : text_logprobs_json(result->logprobs, token_text_, 0);
+      }
+      result->text.insert(0, echo_text_);
+      choices.push_back(chat ? chat_choice_json(choice, *result, std::move(logprobs))
+                             : text_choice_json(choice, *result, std::move(logprobs)));
+      continue;
+    }
+    const Json finish(finish_reason(result->stop_reason));
+    Json last =
+        chat ? chat_chunk_json(header_, Json::object(), finish, pending.empty() ? Json() : take_logprobs(), choice)
+             : text_chunk_json(header_, "", finish, pending.empty() ? Json() : take_logprobs(), choice);
+    if (choice + 1 < request_.n) {
+      write(event(last));
+    } else {
+      last["timings"] = timings_json(totals);
+      tail = event(last);
+    }
+  }
+  if (!streaming()) {
+    write(dump_json_text(chat ? chat_completion_json(header_, std::move(choices), totals)
+                              : text_completion_json(header_, std::move(choices), totals)));
     return;
   }
-  const Json finish(finish_reason(result->stop_reason));
-  Json last = chat ? chat_chunk_json(header_, Json::object(), finish, pending.empty() ? Json() : take_logprobs())
-                   : text_chunk_json(header_, "", finish, pending.empty() ? Json() : take_logprobs());
-  last["timings"] = timings_json(*result);
-  std::string tail = event(last);
   if (request_.include_usage) {
-    tail += event(usage_chunk_json(header_, chat, *result));
+    tail += event(usage_chunk_json(header_, chat, totals));
   }
   write(tail + "data: [DONE]\n\n");
 }

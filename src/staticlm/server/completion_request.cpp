@@ -221,10 +221,6 @@ Result<int> read_logprobs(const Json& body, Endpoint endpoint) {
 
 // The fields accepted only with the value that means "off", refused otherwise by name.
 Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimits& limits) {
-  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n, integer(body, "n", 1, std::numeric_limits<int64_t>::max()));
-  if (n && *n != 1) {
-    return field_error("n", "only n = 1 is supported");
-  }
   if (auto it = body.find("n_probs"); it != body.end() && !it->is_null() && *it != 0) {
     return field_error("n_probs", "token probabilities are not supported");
   }
@@ -469,6 +465,8 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
   CompletionRequest request;
   request.endpoint = endpoint;
   STATICLM_ASSIGN_OR_RETURN(request.top_logprobs, read_logprobs(json, endpoint));
+  STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> n, integer(json, "n", 1, kMaxChoices));
+  request.n = n.value_or(1);
   if (endpoint == Endpoint::kChatCompletions) {
     STATICLM_ASSIGN_OR_RETURN(request.messages, parse_messages(json, limits));
     if (json.contains("tools") && !json["tools"].is_null()) {

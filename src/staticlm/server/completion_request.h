@@ -52,11 +52,17 @@ struct CompletionRequest {
   // Completions: the reply's text starts with the prompt's, and with logprobs the prompt's tokens
   // are scored too (the first one gets null).
   bool echo = false;
+  // Choices, generated one after another on one session (the prompt prefilled once), choice i
+  // sampled with seed + i.
+  int64_t n = 1;
   // Constrained output: response_format json_object / json_schema, or llama-server's `grammar` or
   // `json_schema`; `grammar_field` names the field it came from, for errors.
   std::optional<GrammarSpec> grammar;
   std::string grammar_field;
 };
+
+// The most choices (`n`) one request may ask for: each is a whole generation.
+inline constexpr int64_t kMaxChoices = 16;
 
 // Fails with InvalidArgument for malformed JSON, a wrong type, a value out of range or an
 // unsupported field. The message starts with the field's name in quotes ('temperature': ...), which

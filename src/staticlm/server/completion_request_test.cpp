@@ -97,7 +97,11 @@ TEST(CompletionRequestTest, CompletionPromptsAreTextOrTokenIds) {
 }
 
 TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
-  expect_refused(chat(with_hello(R"("n": 3)")), "n", "only n = 1");
+  expect_refused(chat(with_hello(R"("n": 17)")), "n", "[1, 16]");
+  expect_refused(chat(with_hello(R"("n": 0)")), "n", "[1, 16]");
+  auto three = chat(with_hello(R"("n": 3)"));
+  ASSERT_TRUE(three.ok()) << three.status().to_string();
+  EXPECT_EQ(three->n, 3);
   expect_refused(chat(with_hello(R"("top_logprobs": 2)")), "top_logprobs", "needs \"logprobs\": true");
   expect_refused(chat(with_hello(R"("logprobs": true, "top_logprobs": 21)")), "top_logprobs", "[0, 20]");
   expect_refused(completion(R"({"prompt": "x", "logprobs": true})"), "logprobs", "an integer");

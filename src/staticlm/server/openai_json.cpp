@@ -89,36 +89,42 @@ Json timings_json(const GenerationResult& result) {
           {"predicted_per_second", per_second(predicted, predicted_seconds)}};
 }
 
-Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs) {
-  Json choice = {{"index", 0},
-                 {"message", {{"role", "assistant"}, {"content", result.text}}},
-                 {"logprobs", std::move(logprobs)},
-                 {"finish_reason", finish_reason(result.stop_reason)}};
+Json chat_choice_json(int64_t index, const GenerationResult& result, Json logprobs) {
+  return {{"index", index},
+          {"message", {{"role", "assistant"}, {"content", result.text}}},
+          {"logprobs", std::move(logprobs)},
+          {"finish_reason", finish_reason(result.stop_reason)}};
+}
+
+Json text_choice_json(int64_t index, const GenerationResult& result, Json logprobs) {
+  return {{"index", index},
+          {"text", result.text},
+          {"logprobs", std::move(logprobs)},
+          {"finish_reason", finish_reason(result.stop_reason)}};
+}
+
+Json chat_completion_json(const CompletionHeader& header, Json choices, const GenerationResult& totals) {
   return {{"id", header.id},
           {"object", "chat.completion"},
           {"created", header.created},
           {"model", header.model},
-          {"choices", Json::array({choice})},
-          {"usage", usage_json(result)},
-          {"timings", timings_json(result)}};
+          {"choices", std::move(choices)},
+          {"usage", usage_json(totals)},
+          {"timings", timings_json(totals)}};
 }
 
-Json text_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs) {
-  Json choice = {{"index", 0},
-                 {"text", result.text},
-                 {"logprobs", std::move(logprobs)},
-                 {"finish_reason", finish_reason(result.stop_reason)}};
+Json text_completion_json(const CompletionHeader& header, Json choices, const GenerationResult& totals) {
   return {{"id", header.id},
           {"object", "text_completion"},
           {"created", header.created},
           {"model", header.model},
-          {"choices", Json::array({choice})},
-          {"usage", usage_json(result)},
-          {"timings", timings_json(result)}};
+          {"choices", std::move(choices)},
+          {"usage", usage_json(totals)},
+          {"timings", timings_json(totals)}};
 }
 
-Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs) {
-  Json choice = {{"index", 0},
+Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs, int64_t index) {
+  Json choice = {{"index", index},
                  {"delta", std::move(delta)},
                  {"logprobs", std::move(logprobs)},
                  {"finish_reason", std::move(finish)}};
@@ -129,8 +135,9 @@ Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Js
           {"choices", Json::array({std::move(choice)})}};
 }
 
-Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs) {
-  Json choice = {{"index", 0}, {"text", text}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
+Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs, int64_t index) {
+  Json choice = {
+      {"index", index}, {"text", text}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
   return {{"id", header.id},
           {"object", "text_completion"},
           {"created", header.created},

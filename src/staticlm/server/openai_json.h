@@ -49,12 +49,20 @@ Json usage_json(const GenerationResult& result);
 // cached ones excluded), predicted_*, cache_n.
 Json timings_json(const GenerationResult& result);
 
-// `logprobs`: the choice's, from chat_logprobs_json / text_logprobs_json, or null.
-Json chat_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs = nullptr);
-Json text_completion_json(const CompletionHeader& header, const GenerationResult& result, Json logprobs = nullptr);
-// One streamed chunk; `finish` null until the last one; `logprobs` those of its tokens, or null.
-Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs = nullptr);
-Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs = nullptr);
+// One choice of a response: choice `index`'s generation; `logprobs` its own, from
+// chat_logprobs_json / text_logprobs_json, or null.
+Json chat_choice_json(int64_t index, const GenerationResult& result, Json logprobs = nullptr);
+Json text_choice_json(int64_t index, const GenerationResult& result, Json logprobs = nullptr);
+// A whole response of `choices`; `totals` counts the prompt once and every choice's tokens and
+// times (usage and timings).
+Json chat_completion_json(const CompletionHeader& header, Json choices, const GenerationResult& totals);
+Json text_completion_json(const CompletionHeader& header, Json choices, const GenerationResult& totals);
+// One streamed chunk of choice `index`; `finish` null until its last one; `logprobs` those of its
+// tokens, or null.
+Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Json logprobs = nullptr,
+                     int64_t index = 0);
+Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs = nullptr,
+                     int64_t index = 0);
 
 // A token's text in log-probabilities: the bytes it adds to generated text (a special token's
 // own text); may be part of a UTF-8 character, which `bytes` shows whole.
