@@ -261,11 +261,6 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   }
   const auto decode_start = Clock::now();
   for (int64_t step = 0; step < max_new_tokens; ++step) {
-    std::optional<StepLogprobs> step_logprob;
-    if (options.top_logprobs >= 0) {
-      step_logprob =
-          step_logprobs(std::span<const float>(logits).first(static_cast<size_t>(real_vocab)), options.top_logprobs);
-    }
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
       result.stop_reason = StopReason::kCancelled;
       break;
@@ -273,6 +268,12 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     if (matcher && matcher->is_complete()) {
       result.stop_reason = StopReason::kGrammarComplete;
       break;
+    }
+    // Before the vocabulary limit and the grammar's mask change the logits.
+    std::optional<StepLogprobs> step_logprob;
+    if (options.top_logprobs >= 0) {
+      step_logprob =
+          step_logprobs(std::span<const float>(logits).first(static_cast<size_t>(real_vocab)), options.top_logprobs);
     }
     if (options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()) {
       std::fill(logits.begin() + options.sample_vocab_limit, logits.end(), -std::numeric_limits<float>::infinity());

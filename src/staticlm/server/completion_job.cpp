@@ -172,9 +172,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
         chat ? chat_logprobs_json(pending, token_text_) : text_logprobs_json(pending, token_text_, logprob_offset);
     if (!chat) {
       for (const TokenLogprob& entry : pending) {
-        const std::string piece = token_text_(entry.token);
-        logprob_offset +=
-            std::count_if(piece.begin(), piece.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
+        logprob_offset += text_characters(token_text_(entry.token));
       }
     }
     pending.clear();

@@ -155,11 +155,11 @@ Json token_bytes(const std::string& text) {
   return bytes;
 }
 
-int64_t characters(std::string_view text) {
+}  // namespace
+
+int64_t text_characters(std::string_view text) {
   return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
 }
-
-}  // namespace
 
 Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text) {
   Json content = Json::array();
@@ -193,7 +193,7 @@ Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& 
     }
     top_logprobs.push_back(std::move(top));
     text_offset.push_back(offset);
-    offset += characters(piece);
+    offset += text_characters(piece);
   }
   return {{"tokens", std::move(tokens)},
           {"token_logprobs", std::move(token_logprobs)},
@@ -203,7 +203,7 @@ Json text_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& 
 
 Json echo_logprobs_json(int32_t first, std::span<const TokenLogprob> entries, const TokenText& text) {
   const std::string piece = text(first);
-  Json json = text_logprobs_json(entries, text, characters(piece));
+  Json json = text_logprobs_json(entries, text, text_characters(piece));
   json["tokens"].insert(json["tokens"].begin(), piece);
   json["token_logprobs"].insert(json["token_logprobs"].begin(), nullptr);
   json["top_logprobs"].insert(json["top_logprobs"].begin(), nullptr);

@@ -64,6 +64,10 @@ Json chat_chunk_json(const CompletionHeader& header, Json delta, Json finish, Js
 Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json finish, Json logprobs = nullptr,
                      int64_t index = 0);
 
+// Characters of UTF-8 text as a client counts them (code points; a piece of one counts where it
+// starts): the unit of the completions API's text_offset.
+int64_t text_characters(std::string_view text);
+
 // A token's text in log-probabilities: the bytes it adds to generated text (a special token's
 // own text); may be part of a UTF-8 character, which `bytes` shows whole.
 using TokenText = std::function<std::string(int32_t id)>;
