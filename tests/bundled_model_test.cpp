@@ -19,6 +19,7 @@
 #include "staticlm/backends/cpu/export/cpu_backend.h"
 #include "staticlm/exporter/hf_static_export.h"
 #include "staticlm/llm/generator.h"
+#include "staticlm/llm/grammar/grammar_spec.h"
 #include "staticlm/llm/perplexity.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
@@ -141,6 +142,61 @@ TEST(BundledModelTest, GreedyContinuationOfAVerseOpeningIsMadeOfWords) {
     real += known.count(word) > 0 || whole_piece(word) ? 1 : 0;
   }
   EXPECT_GE(static_cast<double>(real), 0.9 * static_cast<double>(continuation.size())) << *text;
+}
+
+// A lazy grammar (a tool call under tool_choice "auto"): the text is the model's own until the
+// trigger appears, and from the trigger on it is the grammar's. The trigger is a word of the free
+// greedy text; what the grammar demands after it (digits) is nothing this model writes by itself.
+TEST(BundledModelTest, ALazyGrammarAppliesFromItsTrigger) {
+  auto opened = testing::open_test_session(program());
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  auto tokenizer = load_tokenizer_from_dir(kModel);
+  ASSERT_TRUE(tokenizer.ok());
+  auto vocabulary = TokenVocabulary::build(**tokenizer);
+  ASSERT_TRUE(vocabulary.ok()) << vocabulary.status().to_string();
+  GenerationOptions options;  // greedy
+  options.max_new_tokens = 24;
+  auto free = generate_text(*opened->session, **tokenizer, "And God said", options);
+  ASSERT_TRUE(free.ok()) << free.status().to_string();
+  // The third word the model wrote, if the tokenizer has it as one piece (so a token ends with it).
+  const std::vector<std::string> written = words(free->text);
+  ASSERT_GE(written.size(), 4u) << free->text;
+  std::string trigger;
+  size_t at = std::string::npos;
+  for (size_t i = 2; i < written.size() && trigger.empty(); ++i) {
+    for (const std::string& form :
+         {written[i], std::string(1, static_cast<char>(std::toupper(written[i][0]))) + written[i].substr(1)}) {
+      at = free->text.find(" " + form + " ");
+      if (at != std::string::npos && (*tokenizer)->token_to_id("\u2581" + form).has_value()) {
+        trigger = " " + form;
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(trigger.empty()) << free->text;
+  auto grammar = compile_grammar_spec(
+      GrammarSpec{GrammarSpec::Kind::kGbnf, "root ::= \"" + trigger + " \" [0-9] [0-9] [0-9] \"!\""}, *vocabulary);
+  ASSERT_TRUE(grammar.ok()) << grammar.status().to_string();
+  options.grammar = *grammar;
+  options.grammar_trigger = trigger;
+  auto lazy = generate_text(*opened->session, **tokenizer, "And God said", options);
+  ASSERT_TRUE(lazy.ok()) << lazy.status().to_string();
+  const std::string before = free->text.substr(0, at + trigger.size());
+  ASSERT_EQ(lazy->text.substr(0, before.size()), before) << lazy->text;
+  const std::string after = lazy->text.substr(before.size());
+  ASSERT_EQ(after.size(), 5u) << lazy->text;
+  EXPECT_EQ(after[0], ' ');
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(after[1])) &&
+              std::isdigit(static_cast<unsigned char>(after[2])) && std::isdigit(static_cast<unsigned char>(after[3])))
+      << after;
+  EXPECT_EQ(after[4], '!');
+  EXPECT_EQ(lazy->stop_reason, StopReason::kGrammarComplete);
+
+  // Anchored at the start, a trigger the reply does not open with leaves the reply free.
+  options.grammar_trigger_at_start = true;
+  auto anchored = generate_text(*opened->session, **tokenizer, "And God said", options);
+  ASSERT_TRUE(anchored.ok()) << anchored.status().to_string();
+  EXPECT_EQ(anchored->text, free->text);
 }
 
 }  // namespace

@@ -57,6 +57,13 @@ struct GenerationOptions {
   // the grammar may end, and generation stops with StopReason::kGrammarComplete as soon as the
   // grammar is complete and nothing may follow. Null: unconstrained.
   std::shared_ptr<const CompiledGrammar> grammar;
+  // With a grammar: it applies only from where the generated text first holds this string (at
+  // the start of the reply, leading whitespace aside, when `grammar_trigger_at_start`), the text
+  // from the string on fed to it, so the grammar starts with the string. Before that the text is
+  // free; if the text from the string on is not one the grammar can start with, it stays free.
+  // Empty: the grammar applies from the first token. (A tool call a model may make or not.)
+  std::string grammar_trigger;
+  bool grammar_trigger_at_start = false;
   // Each generated token's log-probability and this many most likely alternatives (at most
   // kMaxTopLogprobs); -1: none. They come from the program's logits as it computed them, before
   // logit_bias, penalties, temperature and a grammar's mask (OpenAI's logprobs are the model's).

@@ -80,6 +80,32 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
     }
     options.grammar = std::move(grammar).value();
   }
+  const bool forced = request.tool_choice == ToolChoice::kRequired || request.tool_choice == ToolChoice::kFunction;
+  const ToolCallSyntax tool_syntax =
+      chat ? tool_call_syntax(model.chat->chat_template.source()) : ToolCallSyntax::kPlainJson;
+  // Under "auto" a call is told from text by its syntax's mark, and constrained from there on; a
+  // request's own grammar constrains the whole reply instead.
+  const bool auto_calls = request.tool_choice == ToolChoice::kAuto && !request.tool_functions.empty() &&
+                          tool_call_syntax_is_marked(tool_syntax) && !request.grammar;
+  if (forced || auto_calls) {
+    std::vector<ToolFunction> functions;
+    for (const ToolFunction& function : request.tool_functions) {
+      if (request.tool_choice != ToolChoice::kFunction || function.name == request.tool_choice_name) {
+        functions.push_back(function);
+      }
+    }
+    const bool parallel = request.parallel_tool_calls && tool_syntax == ToolCallSyntax::kTaggedJson;
+    STATICLM_ASSIGN_OR_RETURN(const std::string gbnf, tool_call_gbnf(functions, tool_syntax, parallel));
+    auto grammar = model.engine->compile_grammar(GrammarSpec{GrammarSpec::Kind::kGbnf, gbnf});
+    if (!grammar.ok()) {
+      return invalid_argument("'tools': ", grammar.status().message());
+    }
+    options.grammar = std::move(grammar).value();
+    if (auto_calls) {
+      options.grammar_trigger = tool_call_syntax_trigger(tool_syntax);
+      options.grammar_trigger_at_start = tool_syntax != ToolCallSyntax::kTaggedJson;
+    }
+  }
   options.top_logprobs = request.top_logprobs;
   options.prompt_logprobs = request.echo;
   if (request.echo && request.top_logprobs >= 0 && !model.pool->prefill_returns_all_logits()) {
@@ -114,7 +140,15 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   job->options_ = std::move(options);
   job->token_text_ = std::move(token_text);
   job->echo_text_ = std::move(echo_text);
+  job->tool_call_forced_ = forced;
+  job->parse_tool_calls_ = forced || auto_calls;
+  job->tool_syntax_ = tool_syntax;
   return job;
+}
+
+std::string CompletionJob::call_id_prefix(int64_t choice) const {
+  // header ids are "chatcmpl-<time>-<count>": unique per request.
+  return str_cat("call_", header_.id.substr(header_.id.find('-') + 1), "_", choice, "_");
 }
 
 std::string CompletionJob::event(const Json& json) const {
@@ -178,8 +212,15 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     pending.clear();
     return json;
   };
-  auto on_text = [&](std::string_view text) {
-    if (streaming()) {
+  std::optional<ToolCallHold> hold;
+  auto on_text = [&](std::string_view piece) {
+    std::string shown;
+    std::string_view text = piece;
+    if (hold) {
+      shown = hold->feed(piece);
+      text = shown;
+    }
+    if (streaming() && !text.empty()) {
       write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
                        : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
     } else if (Clock::now() - last_check > check_every) {
@@ -206,6 +247,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     }
     pending.clear();
     logprob_offset = 0;
+    if (parse_tool_calls_) {
+      hold.emplace(tool_syntax_, tool_call_forced_);
+    }
     options.sampling.seed = options_.sampling.seed + static_cast<uint64_t>(choice);
     auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
     if (!result.ok()) {
@@ -239,11 +283,31 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
                         : text_logprobs_json(result->logprobs, token_text_, 0);
       }
       result->text.insert(0, echo_text_);
-      choices.push_back(chat ? chat_choice_json(choice, *result, std::move(logprobs))
-                             : text_choice_json(choice, *result, std::move(logprobs)));
+      if (parse_tool_calls_) {
+        choices.push_back(chat_tool_choice_json(choice, *result,
+                                                parse_tool_calls(result->text, tool_syntax_, request_.tool_functions),
+                                                call_id_prefix(choice), std::move(logprobs)));
+      } else {
+        choices.push_back(chat ? chat_choice_json(choice, *result, std::move(logprobs))
+                               : text_choice_json(choice, *result, std::move(logprobs)));
+      }
       continue;
     }
-    const Json finish(finish_reason(result->stop_reason));
+    Json finish(finish_reason(result->stop_reason));
+    if (hold) {
+      // The held text ends the reply: as calls where it parses as calls, else as text.
+      const ParsedReply reply = parse_tool_calls(hold->held(), tool_syntax_, request_.tool_functions);
+      const std::string_view rest = reply.calls.empty() ? hold->held() : std::string_view(reply.content.value_or(""));
+      if (!rest.empty()) {
+        write(event(chat_chunk_json(header_, {{"content", rest}}, nullptr, take_logprobs(), choice)));
+      }
+      if (!reply.calls.empty()) {
+        write(
+            event(chat_chunk_json(header_, {{"tool_calls", tool_calls_json(reply.calls, call_id_prefix(choice), true)}},
+                                  nullptr, pending.empty() ? Json() : take_logprobs(), choice)));
+        finish = "tool_calls";
+      }
+    }
     Json last =
         chat ? chat_chunk_json(header_, Json::object(), finish, pending.empty() ? Json() : take_logprobs(), choice)
              : text_chunk_json(header_, "", finish, pending.empty() ? Json() : take_logprobs(), choice);

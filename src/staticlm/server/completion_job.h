@@ -54,6 +54,8 @@ class CompletionJob {
       : model_(model), request_(std::move(request)), header_(std::move(header)), ticket_(std::move(ticket)) {}
 
   std::string event(const Json& json) const;
+  // The ids of choice `choice`'s tool calls, before each call's index.
+  std::string call_id_prefix(int64_t choice) const;
 
   ModelContext model_;
   CompletionRequest request_;
@@ -63,6 +65,10 @@ class CompletionJob {
   GenerationOptions options_;
   TokenText token_text_;   // with logprobs
   std::string echo_text_;  // with echo: the prompt's text, which the reply starts with
+  // With tools: whether replies are parsed for calls, in which syntax, and whether a call is forced.
+  bool parse_tool_calls_ = false;
+  bool tool_call_forced_ = false;
+  ToolCallSyntax tool_syntax_ = ToolCallSyntax::kPlainJson;
 };
 
 }  // namespace staticlm::server

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/server/completion_request.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -240,11 +241,6 @@ Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimi
         return field_error("tools", "this model's chat template does not support tools");
       }
     }
-    if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
-      if (!(it->is_string() && (*it == "none" || (*it == "auto" && has_tools)))) {
-        return field_error("tool_choice", "only \"auto\" (with tools) and \"none\" are supported");
-      }
-    }
   } else {
     STATICLM_ASSIGN_OR_RETURN(const bool echo, boolean(body, "echo", false));
     if (echo && body.value("stream", false) == true && body.contains("logprobs") && !body["logprobs"].is_null()) {
@@ -430,6 +426,43 @@ Status parse_prompt(const Json& body, CompletionRequest& request) {
   return type_error("prompt", "a string or an array of token ids", *prompt);
 }
 
+// `tools`, `tool_choice` and `parallel_tool_calls`; that the template reads tools is checked in
+// refuse_unsupported.
+Status parse_tools(const Json& body, CompletionRequest& request) {
+  const bool has_tools = body.contains("tools") && !body["tools"].is_null();
+  if (has_tools) {
+    request.tools = body["tools"];
+    STATICLM_ASSIGN_OR_RETURN(request.tool_functions, parse_tool_functions(request.tools));
+  }
+  request.tool_choice = has_tools ? ToolChoice::kAuto : ToolChoice::kNone;
+  if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
+    if (*it == "none") {
+      request.tool_choice = ToolChoice::kNone;
+    } else if (*it == "auto" || *it == "required") {
+      request.tool_choice = *it == "auto" ? ToolChoice::kAuto : ToolChoice::kRequired;
+    } else if (it->is_object() && it->value("type", Json()) == "function" && it->contains("function") &&
+               (*it)["function"].is_object() && (*it)["function"].contains("name") &&
+               (*it)["function"]["name"].is_string()) {
+      request.tool_choice = ToolChoice::kFunction;
+      request.tool_choice_name = (*it)["function"]["name"].get<std::string>();
+      const bool offered = std::any_of(request.tool_functions.begin(), request.tool_functions.end(),
+                                       [&](const ToolFunction& f) { return f.name == request.tool_choice_name; });
+      if (has_tools && !offered) {
+        return field_error("tool_choice", str_cat("function '", request.tool_choice_name, "' is not among `tools`"));
+      }
+    } else {
+      return field_error("tool_choice", str_cat("expected \"none\", \"auto\", \"required\" or {\"type\": "
+                                                "\"function\", \"function\": {\"name\"}}, found ",
+                                                it->dump().substr(0, 60)));
+    }
+    if (!has_tools && request.tool_choice != ToolChoice::kNone) {
+      return field_error("tool_choice", "needs `tools`");
+    }
+  }
+  STATICLM_ASSIGN_OR_RETURN(request.parallel_tool_calls, boolean(body, "parallel_tool_calls", false));
+  return ok_status();
+}
+
 }  // namespace
 
 Result<Json> parse_request_json(std::string_view body, int max_depth) {
@@ -469,9 +502,7 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
   request.n = n.value_or(1);
   if (endpoint == Endpoint::kChatCompletions) {
     STATICLM_ASSIGN_OR_RETURN(request.messages, parse_messages(json, limits));
-    if (json.contains("tools") && !json["tools"].is_null()) {
-      request.tools = json["tools"];
-    }
+    STATICLM_RETURN_IF_ERROR(parse_tools(json, request));
     if (auto it = json.find("chat_template_kwargs"); it != json.end() && !it->is_null()) {
       if (!it->is_object()) {
         return type_error("chat_template_kwargs", "an object", *it);
@@ -538,6 +569,11 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
   }
   STATICLM_RETURN_IF_ERROR(parse_stop(json, limits, request.stop));
   STATICLM_RETURN_IF_ERROR(parse_constraint(json, endpoint, request));
+  const bool forced = request.tool_choice == ToolChoice::kRequired || request.tool_choice == ToolChoice::kFunction;
+  if (forced && request.grammar) {
+    return field_error("tool_choice", str_cat("a forced tool call is constrained by the tools' parameters: give it or ",
+                                              request.grammar_field, ", not both"));
+  }
   STATICLM_ASSIGN_OR_RETURN(request.stream, boolean(json, "stream", false));
   if (auto it = json.find("stream_options"); it != json.end() && !it->is_null()) {
     if (!request.stream) {

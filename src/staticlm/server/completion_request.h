@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "staticlm/chat/tool_calls.h"
 #include "staticlm/core/result.h"
 #include "staticlm/llm/generator.h"
 #include "staticlm/llm/grammar/grammar_spec.h"
@@ -21,6 +22,10 @@
 namespace staticlm::server {
 
 enum class Endpoint { kChatCompletions, kCompletions };
+
+// OpenAI's tool_choice: no calls, calls where the model makes them, at least one call of any
+// tool, or a call of one named function.
+enum class ToolChoice { kNone, kAuto, kRequired, kFunction };
 
 struct RequestLimits {
   size_t max_stop_strings = 16;
@@ -34,7 +39,11 @@ struct CompletionRequest {
   Endpoint endpoint = Endpoint::kChatCompletions;
   // Chat: the messages with text content (parts joined), other fields kept for the template.
   nlohmann::ordered_json messages;
-  nlohmann::ordered_json tools;                                               // null when absent
+  nlohmann::ordered_json tools;                // null when absent
+  std::vector<ToolFunction> tool_functions;    // `tools`, checked
+  ToolChoice tool_choice = ToolChoice::kNone;  // `tool_choice`; absent: auto with tools, none without
+  std::string tool_choice_name;                // the function a named tool_choice forces
+  bool parallel_tool_calls = false;            // as llama-server: one call unless asked for more
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
   // Completions: the prompt as text, or as token ids.
   std::string prompt;

@@ -124,7 +124,29 @@ TEST(CompletionRequestTest, UnsupportedFeaturesAreRefusedByName) {
   auto with_tools = chat(with_hello(tools), /*template_uses_tools=*/true);
   ASSERT_TRUE(with_tools.ok()) << with_tools.status().to_string();
   EXPECT_EQ(with_tools->tools.size(), 1u);
-  expect_refused(chat(with_hello(R"("tool_choice": "required")"), true), "tool_choice", "\"auto\"");
+  EXPECT_EQ(with_tools->tool_choice, ToolChoice::kAuto);
+  EXPECT_FALSE(with_tools->parallel_tool_calls);
+  expect_refused(chat(with_hello(R"("tool_choice": "required")"), true), "tool_choice", "needs `tools`");
+  expect_refused(chat(with_hello(tools + R"(, "tool_choice": "always")"), true), "tool_choice",
+                 "expected \"none\", \"auto\", \"required\"");
+  expect_refused(chat(with_hello(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "g"}})"), true),
+                 "tool_choice", "function 'g' is not among `tools`");
+  expect_refused(
+      chat(with_hello(tools + R"(, "tool_choice": "required", "response_format": {"type": "json_object"})"), true),
+      "tool_choice", "give it or response_format, not both");
+  expect_refused(chat(with_hello(R"("tools": [{"type": "function", "function": {"name": "f"}}, {"type": "x"}])"), true),
+                 "tools[1]", "only function tools");
+  auto named = chat(with_hello(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "f"}},
+                                          "parallel_tool_calls": true)"),
+                    true);
+  ASSERT_TRUE(named.ok()) << named.status().to_string();
+  EXPECT_EQ(named->tool_choice, ToolChoice::kFunction);
+  EXPECT_EQ(named->tool_choice_name, "f");
+  EXPECT_TRUE(named->parallel_tool_calls);
+  ASSERT_EQ(named->tool_functions.size(), 1u);
+  auto none = chat(with_hello(tools + R"(, "tool_choice": "none")"), true);
+  ASSERT_TRUE(none.ok()) << none.status().to_string();
+  EXPECT_EQ(none->tool_choice, ToolChoice::kNone);
   expect_refused(chat(with_hello(R"("functions": [])")), "functions", "unrecognized request argument");
   expect_refused(chat(with_hello(R"("prompt": "x")")), "prompt", "unrecognized");
   expect_refused(chat(with_hello(R"("stream_options": {"include_usage": true})")), "stream_options", "stream is true");

@@ -96,6 +96,34 @@ Json chat_choice_json(int64_t index, const GenerationResult& result, Json logpro
           {"finish_reason", finish_reason(result.stop_reason)}};
 }
 
+Json tool_calls_json(const std::vector<ToolCall>& calls, const std::string& call_id_prefix, bool delta) {
+  Json out = Json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Json call = {{"id", call_id_prefix + std::to_string(i)},
+                 {"type", "function"},
+                 {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (delta) {
+      call["index"] = i;
+    }
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+Json chat_tool_choice_json(int64_t index, const GenerationResult& result, const ParsedReply& reply,
+                           const std::string& call_id_prefix, Json logprobs) {
+  if (reply.calls.empty()) {
+    return chat_choice_json(index, result, std::move(logprobs));
+  }
+  Json message = {{"role", "assistant"},
+                  {"content", reply.content ? Json(*reply.content) : Json(nullptr)},
+                  {"tool_calls", tool_calls_json(reply.calls, call_id_prefix, /*delta=*/false)}};
+  return {{"index", index},
+          {"message", std::move(message)},
+          {"logprobs", std::move(logprobs)},
+          {"finish_reason", "tool_calls"}};
+}
+
 Json text_choice_json(int64_t index, const GenerationResult& result, Json logprobs) {
   return {{"index", index},
           {"text", result.text},

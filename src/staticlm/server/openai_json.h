@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "staticlm/chat/tool_calls.h"
 #include "staticlm/core/status.h"
 #include "staticlm/llm/generator.h"
 
@@ -53,6 +54,13 @@ Json timings_json(const GenerationResult& result);
 // chat_logprobs_json / text_logprobs_json, or null.
 Json chat_choice_json(int64_t index, const GenerationResult& result, Json logprobs = nullptr);
 Json text_choice_json(int64_t index, const GenerationResult& result, Json logprobs = nullptr);
+// A chat choice whose reply was parsed for tool calls: the message's content (null when there is
+// only calls) and `tool_calls`, finish_reason "tool_calls" when there are calls.
+Json chat_tool_choice_json(int64_t index, const GenerationResult& result, const ParsedReply& reply,
+                           const std::string& call_id_prefix, Json logprobs = nullptr);
+// OpenAI's tool_calls array: [{index, id, type: "function", function: {name, arguments}}], the
+// ids `call_id_prefix` followed by the call's index; `index` only in a stream's delta.
+Json tool_calls_json(const std::vector<ToolCall>& calls, const std::string& call_id_prefix, bool delta);
 // A whole response of `choices`; `totals` counts the prompt once and every choice's tokens and
 // times (usage and timings).
 Json chat_completion_json(const CompletionHeader& header, Json choices, const GenerationResult& totals);

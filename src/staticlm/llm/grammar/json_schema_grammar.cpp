@@ -113,10 +113,14 @@ std::vector<std::string> referenced_primitives(std::string_view body) {
 
 class SchemaCompiler {
  public:
-  explicit SchemaCompiler(const Json& root) : root_(root) { reserve("root"); }
+  // `root_rule` names the schema's rule; "root" stays free for a grammar that wraps it.
+  SchemaCompiler(const Json& root, std::string root_rule) : root_(root), root_rule_(std::move(root_rule)) {
+    reserve(root_rule_);
+    used_.insert("root");
+  }
 
   Result<std::string> compile() {
-    STATICLM_ASSIGN_OR_RETURN(std::string body, visit(root_, "", "root", 0));
+    STATICLM_ASSIGN_OR_RETURN(std::string body, visit(root_, "", root_rule_, 0));
     bodies_[0] = std::move(body);
     std::string out;
     for (size_t i = 0; i < names_.size(); ++i) {
@@ -305,8 +309,8 @@ class SchemaCompiler {
       last = key;
     }
     if (target == "#") {
-      ref_rules_[target] = "root";
-      return std::string("root");
+      ref_rules_[target] = root_rule_;
+      return root_rule_;
     }
     // Named before the target is compiled, so a recursive reference finds the name.
     const size_t index = reserve(rule_hint(last));
@@ -697,6 +701,7 @@ class SchemaCompiler {
   }
 
   const Json& root_;
+  const std::string root_rule_;
   std::vector<std::string> names_;
   std::vector<std::string> bodies_;
   std::set<std::string> used_;
@@ -706,7 +711,11 @@ class SchemaCompiler {
 }  // namespace
 
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema) {
-  SchemaCompiler compiler(schema);
+  return json_schema_rules(schema, "root");
+}
+
+Result<std::string> json_schema_rules(const nlohmann::ordered_json& schema, std::string_view rule_name) {
+  SchemaCompiler compiler(schema, std::string(rule_name));
   return compiler.compile();
 }
 

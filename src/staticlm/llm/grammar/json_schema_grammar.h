@@ -25,6 +25,9 @@ namespace staticlm {
 // ("unsupported keyword 'not' at /properties/a"), for a malformed schema, one that no value can
 // satisfy, and a $ref that is not local.
 Result<std::string> json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+// The same rules with the schema's own named `rule_name` (a GBNF rule name) and no rule named
+// "root", for a grammar that embeds the schema's values in text of its own (tool calls).
+Result<std::string> json_schema_rules(const nlohmann::ordered_json& schema, std::string_view rule_name);
 // The same from JSON text (InvalidArgument when it is not JSON, or nests deeper than 128 levels).
 Result<std::string> json_schema_to_gbnf(std::string_view schema_text);
 
