@@ -6,8 +6,10 @@
 // format date / time / date-time / uuid, and minimum / maximum / exclusiveMinimum /
 // exclusiveMaximum on integers. Annotations (title, description, default, examples, $schema, $id,
 // $comment, deprecated, readOnly, writeOnly) are ignored; every other keyword is refused, never
-// silently dropped. The text generated under the grammar is valid against the schema, with one
-// caveat: oneOf is compiled as anyOf, so its alternatives must not overlap.
+// silently dropped. The text generated under the grammar is valid against the schema: a oneOf is
+// compiled only where no value can match two of its alternatives (distinct types, distinct
+// const / enum values, or a required property's distinct const / enum values), and refused
+// where that cannot be shown.
 #pragma once
 
 #include <string>

@@ -210,6 +210,48 @@ TEST(JsonSchemaGrammar, AnyOfOneOfAndReferences) {
   grammar = compile_schema(R"({"oneOf": [{"type": "null"}, {"type": "boolean"}]})");
   EXPECT_TRUE(matches(grammar, "true"));
   EXPECT_FALSE(matches(grammar, "1"));
+  // oneOf's "exactly one" holds when no value can match two alternatives: distinct types, distinct
+  // listed values, or a required property whose listed values differ (through $refs too).
+  grammar = compile_schema(R"({"oneOf": [{"enum": [1, "a"]}, {"const": 2}, {"type": "string", "enum": ["b"]}]})");
+  EXPECT_TRUE(matches(grammar, R"("b")"));
+  const std::string tagged = R"({"oneOf": [{"$ref": "#/$defs/sheep"}, {"type": "object",
+      "properties": {"kind": {"enum": ["goat", "ram"]}}, "required": ["kind"]}],
+      "$defs": {"sheep": {"type": "object", "properties": {"kind": {"const": "sheep"}, "n": {"type": "integer"}},
+                          "required": ["n", "kind"], "additionalProperties": false}}})";
+  grammar = compile_schema(tagged);
+  EXPECT_TRUE(matches(grammar, R"({"kind": "ram"})"));
+  EXPECT_TRUE(matches(grammar, R"({"kind": "sheep", "n": 3})"));
+  // Where two alternatives may both match, exactly one cannot be enforced: refused, not loosened.
+  for (const std::string& overlapping :
+       {std::string(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"),
+        std::string(R"({"oneOf": [{"type": "string"}, {"type": ["null", "string"], "maxLength": 3}]})"),
+        std::string(R"({"oneOf": [{"enum": [1, 2]}, {"const": 2}]})"),
+        std::string(R"({"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}}},
+                                  {"type": "object", "properties": {"k": {"const": "b"}}}]})"),
+        std::string(R"({"oneOf": [{"type": "object"}, {"anyOf": [{"type": "null"}, {"type": "object"}]}]})")}) {
+    const std::string message = refusal(overlapping);
+    EXPECT_NE(message.find("may both match one value"), std::string::npos) << overlapping << ": " << message;
+    EXPECT_NE(message.find("at /oneOf"), std::string::npos) << message;
+  }
+  // A hostile oneOf costs bounded work: references doubling at every level, and alternatives by
+  // the thousand.
+  std::string doubling = R"({"oneOf": [{"$ref": "#/$defs/d0"}, {"type": "string"}], "$defs": {)";
+  for (int i = 0; i < 40; ++i) {
+    doubling += "\"d" + std::to_string(i) + "\": {\"anyOf\": [{\"$ref\": \"#/$defs/d" + std::to_string(i + 1) +
+                "\"}, {\"$ref\": \"#/$defs/d" + std::to_string(i + 1) + "\"}]}, ";
+  }
+  doubling += R"("d40": {"type": "integer"}}})";
+  EXPECT_NE(refusal(doubling).find("may both match one value"), std::string::npos);
+  std::string many = R"({"oneOf": [)";
+  for (int i = 0; i < 3000; ++i) {
+    many +=
+        (i > 0 ? ", " : "") + std::string(R"({"enum": [)") + std::to_string(i) + ", " + std::to_string(i + 5000) + "]}";
+  }
+  many += "]}";
+  EXPECT_NE(refusal(many).find("too many to show"), std::string::npos);
+  EXPECT_NE(refusal(R"({"properties": {"a": {"oneOf": [{"type": "string"}, {"type": "string"}, {"type": "null"}]}}})")
+                .find("alternatives 0 and 1 may both match one value, so exactly one cannot be enforced: use anyOf"),
+            std::string::npos);
   // A recursive tree through $defs.
   const std::string tree = R"({"$ref": "#/$defs/node", "$defs": {"node": {"type": "object",
       "properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"},
