@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staticlm/llm/grammar/compiled_grammar.h"
 
+#include <algorithm>
+
 #include "staticlm/llm/grammar/gbnf_parser.h"
 #include "staticlm/llm/grammar/grammar_stack.h"
 
@@ -51,7 +53,9 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
   expanded[0].push_back(Cursor{position, kNoFrame, kUnknownStack});
   expanded_valid[0] = 1;
 
-  std::vector<uint8_t> accepted(static_cast<size_t>(vocab.size()), 0);
+  // Each token sits at one trie node and is reached at most once: its id is listed once. Nothing
+  // here is proportional to the vocabulary, which a position allowing a few tokens would pay.
+  std::vector<int32_t> accepted;
   std::vector<int32_t> dependent;
   const size_t end = trie.size() - 1;  // the sentinel
   for (size_t i = 0; i < end;) {
@@ -93,9 +97,7 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
     expanded_valid[depth] = 0;
     const uint32_t own_end = trie[i + 1].tokens_begin;
     if (!reached[depth].empty()) {
-      for (uint32_t t = node.tokens_begin; t < own_end; ++t) {
-        accepted[static_cast<size_t>(order[t])] = 1;
-      }
+      accepted.insert(accepted.end(), order.begin() + node.tokens_begin, order.begin() + own_end);
       ++i;
       continue;
     }
@@ -109,23 +111,14 @@ std::unique_ptr<PositionTokens> CompiledGrammar::compute(int32_t position) const
   }
 
   auto tokens = std::make_unique<PositionTokens>();
-  int64_t count = 0;
-  for (uint8_t a : accepted) {
-    count += a;
-  }
   // Ids take 32 bits each, bits one per token: ids win below a 32nd of the vocabulary.
-  if (count * 32 < vocab.size()) {
-    for (int32_t id = 0; id < vocab.size(); ++id) {
-      if (accepted[static_cast<size_t>(id)]) {
-        tokens->accepted_ids.push_back(id);
-      }
-    }
+  if (static_cast<int64_t>(accepted.size()) * 32 < vocab.size()) {
+    std::sort(accepted.begin(), accepted.end());
+    tokens->accepted_ids = std::move(accepted);
   } else {
     tokens->accepted_bits.assign((static_cast<size_t>(vocab.size()) + 63) / 64, 0);
-    for (int32_t id = 0; id < vocab.size(); ++id) {
-      if (accepted[static_cast<size_t>(id)]) {
-        tokens->accepted_bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
-      }
+    for (const int32_t id : accepted) {
+      tokens->accepted_bits[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
     }
   }
   tokens->stack_dependent = std::move(dependent);
