@@ -9,6 +9,7 @@ import json
 import pytest
 
 from conftest import ROOT, read_events
+from test_server import node_test
 from test_structured_output import validate_with_ajv
 
 QWEN3_TEMPLATE = ROOT / "tests" / "fixtures" / "chat_templates" / "templates" / "qwen3.jinja"
@@ -188,3 +189,7 @@ def test_bad_tools_are_refused_by_name(tagged, fields, param, fragment):
     assert status == 400, reply
     assert reply["error"]["param"] == param, reply
     assert fragment in reply["error"]["message"], reply
+
+
+def test_the_official_openai_client_reads_the_calls(tagged):
+    node_test("openai_tools_test.mjs", f"http://127.0.0.1:{tagged.port}")
