@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "staticlm/chat/conversation.h"
+#include "staticlm/server/native_completion_json.h"
 
 namespace staticlm::server {
 namespace {
@@ -68,6 +69,9 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
   GenerationOptions options =
       chat ? chat_generation_options(*model.engine, *model.chat) : model.engine->default_generation();
   options.reuse_cached_prefix = true;
+  if (request.ignore_eos) {
+    options.eos_ids.clear();
+  }
   STATICLM_ASSIGN_OR_RETURN(options.sampling, model.engine->choose_sampling(request.sampling));
   options.stop_strings.insert(options.stop_strings.end(), request.stop.begin(), request.stop.end());
   // Without max_tokens, as much as the context holds (StopReason::kContextFull when it fills).
@@ -157,6 +161,9 @@ std::string CompletionJob::event(const Json& json) const {
 
 void CompletionJob::run(const ResponseWriter& write_to_client) {
   const bool chat = request_.endpoint == Endpoint::kChatCompletions;
+  const bool native = request_.endpoint == Endpoint::kNativeCompletion;
+  // llama-server's /completion stream ends with its last chunk, OpenAI's with a marker.
+  const std::string_view done = native ? std::string_view() : std::string_view("data: [DONE]\n\n");
   // Set when the client is gone or the server is stopping; the generation polls it.
   std::atomic<bool> stop{false};
   bool client_gone = false;
@@ -180,7 +187,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     if (!client_gone) {
       const Json error = error_json(
           ApiError{503, "unavailable_error", "the server is stopping: the request was cancelled", "", "shutting_down"});
-      write_to_client(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
+      write_to_client(streaming() ? event(error) + std::string(done) : dump_json_text(error));
     }
   };
   // Whitespace before a JSON body and SSE comments are ignored by clients; writing one shows
@@ -202,8 +209,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     if (options_.top_logprobs < 0) {
       return nullptr;
     }
-    Json json =
-        chat ? chat_logprobs_json(pending, token_text_) : text_logprobs_json(pending, token_text_, logprob_offset);
+    Json json = chat     ? chat_logprobs_json(pending, token_text_)
+                : native ? native_probabilities_json(pending, token_text_)
+                         : text_logprobs_json(pending, token_text_, logprob_offset);
     if (!chat) {
       for (const TokenLogprob& entry : pending) {
         logprob_offset += text_characters(token_text_(entry.token));
@@ -221,8 +229,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
       text = shown;
     }
     if (streaming() && !text.empty()) {
-      write(event(chat ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
-                       : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
+      write(event(chat     ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
+                  : native ? native_chunk_json(text, take_logprobs())
+                           : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
     } else if (Clock::now() - last_check > check_every) {
       last_check = Clock::now();
       write(probe);
@@ -254,7 +263,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     auto result = model_.engine->generate(lease->session(), prompt_, options, on_text);
     if (!result.ok()) {
       const Json error = error_json(api_error(result.status()));
-      write(streaming() ? event(error) + "data: [DONE]\n\n" : dump_json_text(error));
+      write(streaming() ? event(error) + std::string(done) : dump_json_text(error));
       return;
     }
     if (result->stop_reason == StopReason::kCancelled) {
@@ -272,6 +281,18 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     totals.prefill_seconds += result->prefill_seconds;
     totals.decode_seconds += result->decode_seconds;
     totals.decode_steps += result->decode_steps;
+    NativeCompletionEnd end{&*result, &options_.sampling, request_.max_tokens.value_or(-1), request_.return_tokens,
+                            header_.model};
+    if (native && !streaming()) {
+      write(dump_json_text(native_final_json(
+          result->text, end,
+          options_.top_logprobs >= 0 ? native_probabilities_json(result->logprobs, token_text_) : Json())));
+      return;
+    }
+    if (native) {
+      write(event(native_final_json("", end, pending.empty() ? Json() : take_logprobs())));
+      return;
+    }
     if (!streaming()) {
       Json logprobs = nullptr;
       if (options_.top_logprobs >= 0 && request_.echo) {
@@ -326,7 +347,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   if (request_.include_usage) {
     tail += event(usage_chunk_json(header_, chat, totals));
   }
-  write(tail + "data: [DONE]\n\n");
+  write(tail + std::string(done));
 }
 
 }  // namespace staticlm::server

@@ -31,6 +31,7 @@ constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "tools", "tool_choice", "parallel_tool_calls",
     "response_format", "chat_template_kwargs"};
 constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "suffix", "best_of"};
+constexpr std::string_view kNativeFields[] = {"prompt", "return_tokens", "ignore_eos", "id_slot"};
 constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant", "tool"};
 
 template <size_t N>
@@ -202,6 +203,10 @@ Status parse_stop(const Json& body, const RequestLimits& limits, std::vector<std
 // Chat: `logprobs` (a boolean) and `top_logprobs` (0-20, with logprobs true), as OpenAI has them;
 // completions: `logprobs` N (0-20; OpenAI's legacy API allows 5). -1 when none is asked for.
 Result<int> read_logprobs(const Json& body, Endpoint endpoint) {
+  if (endpoint == Endpoint::kNativeCompletion) {
+    STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> probs, integer(body, "n_probs", 0, kMaxTopLogprobs));
+    return probs && *probs > 0 ? static_cast<int>(*probs) : -1;
+  }
   if (endpoint == Endpoint::kChatCompletions) {
     STATICLM_ASSIGN_OR_RETURN(const bool wanted, boolean(body, "logprobs", false));
     STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> top, integer(body, "top_logprobs", 0, kMaxTopLogprobs));
@@ -222,8 +227,9 @@ Result<int> read_logprobs(const Json& body, Endpoint endpoint) {
 
 // The fields accepted only with the value that means "off", refused otherwise by name.
 Status refuse_unsupported(const Json& body, Endpoint endpoint, const RequestLimits& limits) {
-  if (auto it = body.find("n_probs"); it != body.end() && !it->is_null() && *it != 0) {
-    return field_error("n_probs", "token probabilities are not supported");
+  if (auto it = body.find("n_probs");
+      endpoint != Endpoint::kNativeCompletion && it != body.end() && !it->is_null() && *it != 0) {
+    return field_error("n_probs", "is /completion's: here ask for logprobs");
   }
   if (auto it = body.find("typical_p"); it != body.end() && !it->is_null() && *it != 1 && *it != 1.0) {
     return field_error("typical_p", "locally typical sampling is not supported (1 = off)");
@@ -484,10 +490,17 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
   STATICLM_ASSIGN_OR_RETURN(Json json, parse_request_json(body, limits.max_json_depth));
   for (const auto& [name, value] : json.items()) {
     const bool known =
-        one_of(name, kCommonFields) ||
-        (endpoint == Endpoint::kChatCompletions ? one_of(name, kChatFields) : one_of(name, kCompletionFields));
+        one_of(name, kCommonFields) || (endpoint == Endpoint::kChatCompletions ? one_of(name, kChatFields)
+                                        : endpoint == Endpoint::kCompletions   ? one_of(name, kCompletionFields)
+                                                                               : one_of(name, kNativeFields));
     if (!known) {
       return field_error(name, "unrecognized request argument");
+    }
+    if (endpoint == Endpoint::kNativeCompletion &&
+        (name == "logprobs" || name == "top_logprobs" || name == "n" || name == "stream_options")) {
+      return field_error(name,
+                         "an OpenAI field: /completion takes n_probs for probabilities, gives one completion, "
+                         "and ends a stream with its timings (see /v1/completions)");
     }
   }
   if (auto it = json.find("model"); it != json.end() && !it->is_null() && !it->is_string()) {
@@ -512,6 +525,13 @@ Result<CompletionRequest> parse_completion_request(std::string_view body, Endpoi
   } else {
     STATICLM_RETURN_IF_ERROR(parse_prompt(json, request));
     STATICLM_ASSIGN_OR_RETURN(request.echo, boolean(json, "echo", false));
+    STATICLM_ASSIGN_OR_RETURN(request.return_tokens, boolean(json, "return_tokens", false));
+    STATICLM_ASSIGN_OR_RETURN(request.ignore_eos, boolean(json, "ignore_eos", false));
+    STATICLM_ASSIGN_OR_RETURN(std::optional<int64_t> slot,
+                              integer(json, "id_slot", -1, std::numeric_limits<int32_t>::max()));
+    if (slot && *slot != -1) {
+      return field_error("id_slot", "sessions are chosen by the server (by the longest cached prefix): give -1");
+    }
   }
 
   constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();

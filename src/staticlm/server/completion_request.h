@@ -21,7 +21,9 @@
 
 namespace staticlm::server {
 
-enum class Endpoint { kChatCompletions, kCompletions };
+// OpenAI's /v1/chat/completions and /v1/completions, and llama-server's own /completion (its
+// request fields and response shapes).
+enum class Endpoint { kChatCompletions, kCompletions, kNativeCompletion };
 
 // OpenAI's tool_choice: no calls, calls where the model makes them, at least one call of any
 // tool, or a call of one named function.
@@ -68,6 +70,9 @@ struct CompletionRequest {
   // `json_schema`; `grammar_field` names the field it came from, for errors.
   std::optional<GrammarSpec> grammar;
   std::string grammar_field;
+  // llama-server's /completion: the reply lists its token ids; end-of-sequence does not end it.
+  bool return_tokens = false;
+  bool ignore_eos = false;
 };
 
 // The most choices (`n`) one request may ask for: each is a whole generation.

@@ -200,8 +200,36 @@ TEST(CompletionRequestTest, LlamaServerSamplingFieldsMapOrAreRefused) {
   expect_refused(completion(R"({"prompt": "x", "n_predict": 3, "max_tokens": 4})"), "n_predict", "differs");
   expect_refused(completion(R"({"prompt": "x", "typical_p": 0.9})"), "typical_p", "not supported");
   expect_refused(completion(R"({"prompt": "x", "mirostat": 2})"), "mirostat", "not supported");
-  expect_refused(completion(R"({"prompt": "x", "n_probs": 5})"), "n_probs", "not supported");
+  expect_refused(completion(R"({"prompt": "x", "n_probs": 5})"), "n_probs", "is /completion's: here ask for logprobs");
   expect_refused(completion(R"({"prompt": "x", "cache_prompt": "yes"})"), "cache_prompt", "expected a boolean");
+}
+
+Result<CompletionRequest> native(std::string_view body) {
+  return parse_completion_request(body, Endpoint::kNativeCompletion, RequestLimits{});
+}
+
+TEST(CompletionRequestTest, LlamaServersCompletionTakesItsOwnFields) {
+  auto request = native(R"({"prompt": "x", "n_predict": 5, "n_probs": 3, "return_tokens": true, "ignore_eos": true,
+                            "id_slot": -1, "grammar": "root ::= \"a\"", "cache_prompt": true})");
+  ASSERT_TRUE(request.ok()) << request.status().to_string();
+  EXPECT_EQ(request->top_logprobs, 3);
+  EXPECT_TRUE(request->return_tokens);
+  EXPECT_TRUE(request->ignore_eos);
+  EXPECT_EQ(request->max_tokens, 5);
+  auto plain = native(R"({"prompt": [1, 2, 3], "n_probs": 0})");
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  EXPECT_EQ(plain->top_logprobs, -1);
+  EXPECT_FALSE(plain->return_tokens);
+  for (const char* openai_field : {"logprobs", "top_logprobs", "n", "stream_options"}) {
+    expect_refused(native(str_cat(R"({"prompt": "x", ")", openai_field, R"(": 1})")), openai_field,
+                   "an OpenAI field: /completion takes n_probs");
+  }
+  expect_refused(native(R"({"prompt": "x", "echo": true})"), "echo", "unrecognized request argument");
+  expect_refused(native(R"({"prompt": "x", "id_slot": 2})"), "id_slot", "give -1");
+  expect_refused(native(R"({"prompt": "x", "n_probs": 21})"), "n_probs", "[0, 20]");
+  expect_refused(native(R"({"prompt": "x", "ignore_eos": 1})"), "ignore_eos", "expected a boolean");
+  // The OpenAI endpoints do not take /completion's own fields.
+  expect_refused(completion(R"({"prompt": "x", "return_tokens": true})"), "return_tokens", "unrecognized");
 }
 
 TEST(CompletionRequestTest, WrongTypesAndRangesNameTheField) {

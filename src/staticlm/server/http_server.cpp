@@ -47,9 +47,9 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 // Metrics label for a path: the known endpoints by name, everything else as one label, so a
 // client probing random paths cannot grow the metrics without bound.
 std::string endpoint_label(const std::string& path) {
-  constexpr std::string_view kKnown[] = {"/health",         "/v1/models", "/v1/chat/completions",
-                                         "/v1/completions", "/tokenize",  "/detokenize",
-                                         "/metrics",        "/props",     "/slots"};
+  constexpr std::string_view kKnown[] = {"/health",     "/v1/models", "/v1/chat/completions", "/v1/completions",
+                                         "/completion", "/tokenize",  "/detokenize",          "/metrics",
+                                         "/props",      "/slots"};
   for (std::string_view known : kKnown) {
     if (path == known) {
       return path;
@@ -198,6 +198,7 @@ class Server::Impl {
   void completion(std::string_view body, httplib::Response& res, Endpoint endpoint);
   void chat_completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void completions(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void native_completion(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void tokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void detokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void no_endpoint(const httplib::Request& req, std::string_view body, httplib::Response& res);
@@ -286,6 +287,7 @@ void Server::Impl::install_routes() {
   });
   post("/v1/chat/completions", &Impl::chat_completions);
   post("/v1/completions", &Impl::completions);
+  post("/completion", &Impl::native_completion);
   post("/tokenize", &Impl::tokenize);
   post("/detokenize", &Impl::detokenize);
   post(".*", &Impl::no_endpoint);  // last: a body sent anywhere else is read within the limit too
@@ -488,6 +490,10 @@ void Server::Impl::chat_completions(const httplib::Request&, std::string_view bo
 
 void Server::Impl::completions(const httplib::Request&, std::string_view body, httplib::Response& res) {
   completion(body, res, Endpoint::kCompletions);
+}
+
+void Server::Impl::native_completion(const httplib::Request&, std::string_view body, httplib::Response& res) {
+  completion(body, res, Endpoint::kNativeCompletion);
 }
 
 void Server::Impl::no_endpoint(const httplib::Request&, std::string_view, httplib::Response& res) {

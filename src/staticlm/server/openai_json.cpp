@@ -173,7 +173,9 @@ Json text_chunk_json(const CompletionHeader& header, std::string_view text, Json
           {"choices", Json::array({std::move(choice)})}};
 }
 
-namespace {
+int64_t text_characters(std::string_view text) {
+  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
+}
 
 Json token_bytes(const std::string& text) {
   Json bytes = Json::array();
@@ -181,12 +183,6 @@ Json token_bytes(const std::string& text) {
     bytes.push_back(static_cast<uint8_t>(c));
   }
   return bytes;
-}
-
-}  // namespace
-
-int64_t text_characters(std::string_view text) {
-  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
 }
 
 Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text) {

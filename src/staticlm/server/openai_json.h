@@ -79,6 +79,8 @@ int64_t text_characters(std::string_view text);
 // A token's text in log-probabilities: the bytes it adds to generated text (a special token's
 // own text); may be part of a UTF-8 character, which `bytes` shows whole.
 using TokenText = std::function<std::string(int32_t id)>;
+// A token's text as its bytes' values, OpenAI's `bytes`.
+Json token_bytes(const std::string& text);
 // Chat's `logprobs`: {"content": [{token, logprob, bytes, top_logprobs: [{token, logprob, bytes}]}]}.
 Json chat_logprobs_json(std::span<const TokenLogprob> entries, const TokenText& text);
 // The completions API's: {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}, the
