@@ -11,12 +11,15 @@
 //   reads or writes directly, with the buffer's identity (ExternalBuffer: fd, offset, size,
 //   allocator) when the caller binds it, so a backend registers device memory once; execute()
 //   runs the call.
+// A backend that picks a kernel for each node from a KernelRegistry (cpu) says which through
+// DelegateHandle::kernel_report(), for `staticlm inspect --kernels`.
 // The runtime checks a delegate's declared outputs and in-place updates against the program
 // values they touch (through the delegate's recorded output order) before anything runs.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +59,20 @@ struct DelegateBufferBinding {
   const ExternalBuffer* buffer = nullptr;  // never null
 };
 
+// The kernel chosen for one node (a kernel call) of a prepared instruction list.
+struct NodeKernel {
+  std::string node;    // "instruction 3 (linear)"
+  std::string op;      // "linear"
+  std::string kernel;  // the KernelRegistry entry that made it: "cpu.avx2.linear"
+};
+
+// Which kernel runs each node, and the CPU features the selection was allowed (the host's, capped
+// by the runtime options), which say why a kernel of a wider ISA was passed over.
+struct KernelReport {
+  std::string features;  // CpuFeatures::to_string(): "avx2 avx_vnni", "neon fp16 dotprod", "none"
+  std::vector<NodeKernel> nodes;
+};
+
 class DelegateInstance {
  public:
   virtual ~DelegateInstance() = default;
@@ -82,6 +99,10 @@ class DelegateHandle {
   virtual std::span<const uint32_t> updated_inputs() const { return {}; }
   // A fresh per-session state. Fails with ResourceExhausted when its memory cannot be had.
   virtual Result<std::unique_ptr<DelegateInstance>> new_instance() const = 0;
+  // The kernel init chose for each node, where the backend chooses them from a KernelRegistry.
+  // nullopt (the default) for a backend that hands its graph to an SDK (qnn), whose kernels the
+  // runtime never sees.
+  virtual std::optional<KernelReport> kernel_report() const { return std::nullopt; }
 };
 
 class BackendRuntime {

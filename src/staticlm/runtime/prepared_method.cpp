@@ -39,6 +39,17 @@ int PreparedMethod::output_index(std::string_view name) const {
   return find_io(outputs_, name);
 }
 
+KernelReport PreparedMethod::kernel_report() const {
+  KernelReport report;
+  report.features = kernel_features_.to_string();
+  for (const InstructionChoice& choice : choices_) {
+    if (choice.delegate == nullptr) {
+      report.nodes.push_back({choice.label, choice.op, choice.runner});
+    }
+  }
+  return report;
+}
+
 // Verifies one instruction list and fills a PreparedMethod; see the header for the rules.
 class PreparedMethod::Builder {
  public:
@@ -46,6 +57,7 @@ class PreparedMethod::Builder {
     out_.reset(new PreparedMethod());
     out_->name_ = spec_.name;
     out_->label_ = context.label.empty() ? str_cat("method '", spec_.name, "'") : context.label;
+    out_->kernel_features_ = context.allowed_features;
   }
 
   Result<std::unique_ptr<PreparedMethod>> run() {
@@ -322,7 +334,7 @@ class PreparedMethod::Builder {
       return kernel.status().with_context(where);
     }
     step.kernel = std::move(kernel->kernel);
-    out_->choices_.push_back({step.label, kernel->name});
+    out_->choices_.push_back({step.label, kernel->name, std::string(op_name(*op)), nullptr});
     return ok_status();
   }
 
@@ -382,7 +394,7 @@ class PreparedMethod::Builder {
       STATICLM_RETURN_IF_ERROR(check_writable(where, static_cast<uint32_t>(step.inputs[position]), true));
     }
     step.delegate = std::move(prepared->handle);
-    out_->choices_.push_back({step.label, prepared->description});
+    out_->choices_.push_back({step.label, prepared->description, "", step.delegate.get()});
     return ok_status();
   }
 

@@ -71,8 +71,10 @@ struct PrepareContext {
 
 // Which kernel or delegate runs each instruction, for reports and tests.
 struct InstructionChoice {
-  std::string label;   // "instruction 3 (linear)"
-  std::string runner;  // "portable.linear", or the delegate's description
+  std::string label;                         // "instruction 3 (linear)"
+  std::string runner;                        // "portable.linear", or the delegate's description
+  std::string op;                            // a kernel call's op ("linear"); empty for a delegate call
+  const DelegateHandle* delegate = nullptr;  // a delegate call's (owned by the method), else null
 };
 
 class PreparedMethod {
@@ -94,6 +96,9 @@ class PreparedMethod {
   // Bytes of the arena each session allocates.
   uint64_t arena_bytes() const { return arena_bytes_; }
   std::span<const InstructionChoice> choices() const { return choices_; }
+  // The kernel calls' kernels and the features they were selected under; each delegate call's
+  // own choices are its handle's to report (InstructionChoice::delegate).
+  KernelReport kernel_report() const;
 
   // A session over this method: its own arena (zeroed), views and delegate instances. `owner`
   // keeps whatever owns this method alive for the session's lifetime (the Program); `pool` runs
@@ -142,6 +147,7 @@ class PreparedMethod {
   uint32_t arena_alignment_ = 64;
   std::vector<Step> steps_;
   std::vector<InstructionChoice> choices_;
+  CpuFeatures kernel_features_;  // what the kernel registry was allowed to select by
   // The input holding the positions of the chunk's rows (see KernelContext::padding_rows), or -1.
   int32_t row_positions_value_ = -1;
   int64_t chunk_rows_ = 0;

@@ -77,6 +77,12 @@ TEST_F(PreparedMethodTest, TheBaselineRunsAndRecordsItsKernels) {
   ASSERT_EQ((*prepared)->choices().size(), 2u);
   EXPECT_EQ((*prepared)->choices()[0].runner, "portable.silu");
   EXPECT_EQ((*prepared)->choices()[1].label, "instruction 1 (add)");
+  // The same choices as `inspect --kernels` reports them, with the features they were made under.
+  const KernelReport report = (*prepared)->kernel_report();
+  EXPECT_EQ(report.features, CpuFeatures::host().to_string());
+  ASSERT_EQ(report.nodes.size(), 2u);
+  EXPECT_EQ(report.nodes[1].op, "add");
+  EXPECT_EQ(report.nodes[1].kernel, "portable.add");
 }
 
 TEST_F(PreparedMethodTest, TheArenaIsWhatTheValuesReachNotWhatTheFileDeclares) {

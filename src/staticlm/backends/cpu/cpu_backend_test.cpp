@@ -75,13 +75,14 @@ struct Exported {
   MemoryNamedData named_data;
 };
 
-Exported export_test_graph(TestGraph& t) {
+// Nodes `nodes` of `graph` preprocessed as one partition.
+Exported export_partition(const Graph& graph, std::vector<int32_t> nodes) {
   Exported out;
   auto backend = CpuBackend::create();
   EXPECT_TRUE(backend.ok());
   auto resolved = resolve_options((*backend)->option_schema(), {}, {});
   EXPECT_TRUE(resolved.ok());
-  PartitionSubgraph partition{"forward", 0, t.graph.get(), {0, 1, 2, 3}};
+  PartitionSubgraph partition{"forward", 0, &graph, std::move(nodes)};
   auto payload = (*backend)->preprocess(partition, *resolved);
   EXPECT_TRUE(payload.ok()) << payload.status().to_string();
   if (!payload.ok()) return out;
@@ -94,6 +95,10 @@ Exported export_test_graph(TestGraph& t) {
     out.named_data.put(entry.key, bytes);
   }
   return out;
+}
+
+Exported export_test_graph(TestGraph& t) {
+  return export_partition(*t.graph, {0, 1, 2, 3});
 }
 
 struct Runtime {
@@ -277,6 +282,59 @@ ValueId constant_value(Graph& g, const std::string& name, Shape shape) {
   std::vector<uint8_t> bytes(static_cast<size_t>(num_elements(shape)) * 4, 0);
   const ConstantId id = *g.mutable_constants().add(name, DType::kF32, std::move(shape), make_owned_source(bytes));
   return *g.use_constant(id);
+}
+
+// Whether `node` names an entry the cpu backend's registry has for its op.
+bool registered(const KernelRegistry& registry, const NodeKernel& node) {
+  auto op = find_op(node.op);
+  if (!op.ok()) return false;
+  for (const KernelEntry* entry : registry.kernels_of(*op)) {
+    if (entry->name == node.kernel) return true;
+  }
+  return false;
+}
+
+// What `staticlm inspect --kernels` prints: each node's kernel, an entry of the registry for its
+// op; each native path the host runs gives the nodes its own kernels, isa=portable the portable ones.
+TEST(CpuBackendTest, ReportsTheKernelOfEveryNode) {
+  KernelRegistry registry;
+  ASSERT_TRUE(register_cpu_kernels(registry).ok());
+  // rms_norm and add: ops every native path has a kernel for.
+  Graph g(std::make_shared<ConstantTable>());
+  ValueId x = *g.add_input("x", DType::kF32, {2, 16});
+  ValueId normed = *g.add(OpKind::kRmsNorm, {x, constant_value(g, "norm", {16})});
+  ASSERT_TRUE(g.add_output("y", *g.add(OpKind::kAdd, {normed, x})).ok());
+  Exported e = export_partition(g, {0, 1});
+  const std::vector<TensorSpec> inputs = {{DType::kF32, {2, 16}}};
+  auto report_at = [&](const char* isa) {
+    OptionMap given;
+    given.emplace("isa", RawOptionValue::text(isa));
+    auto handle = Runtime(given).init(e.blob, inputs, e.named_data);
+    EXPECT_TRUE(handle.ok()) << handle.status().to_string();
+    std::optional<KernelReport> report;
+    if (handle.ok()) report = (*handle)->kernel_report();
+    EXPECT_TRUE(report.has_value()) << isa;
+    KernelReport out = report.value_or(KernelReport{});
+    for (const NodeKernel& node : out.nodes) {
+      EXPECT_TRUE(registered(registry, node)) << node.kernel;
+    }
+    return out;
+  };
+  const KernelReport portable = report_at("portable");
+  EXPECT_EQ(portable.features, "none");
+  ASSERT_EQ(portable.nodes.size(), 2u);
+  EXPECT_EQ(portable.nodes[0].node, "instruction 0 (rms_norm)");
+  EXPECT_EQ(portable.nodes[0].op, "rms_norm");
+  EXPECT_EQ(portable.nodes[0].kernel, "portable.rms_norm");
+  EXPECT_EQ(portable.nodes[1].kernel, "portable.add");
+  for (const CpuKernelPath& path : cpu_kernel_paths()) {
+    if (!CpuFeatures::host().covers(path.needs)) continue;
+    const KernelReport native = report_at(path.isa);
+    EXPECT_NE(native.features, "none") << path.isa;
+    ASSERT_EQ(native.nodes.size(), 2u);
+    EXPECT_EQ(native.nodes[0].kernel, str_cat(path.prefix, "rms_norm")) << path.isa;
+    EXPECT_EQ(native.nodes[1].kernel, str_cat(path.prefix, "add")) << path.isa;
+  }
 }
 
 // A chunk of 40 rows times a packed bf16 weight, through the backend's passes, preprocess and a

@@ -30,6 +30,7 @@ class CpuDelegate final : public DelegateHandle {
 
   std::span<const TensorSpec> output_specs() const override { return output_specs_; }
   std::span<const uint32_t> updated_inputs() const override { return updated_inputs_; }
+  std::optional<KernelReport> kernel_report() const override { return method_->kernel_report(); }
   Result<std::unique_ptr<DelegateInstance>> new_instance() const override {
     // The program that owns this delegate outlives every session of it; execute_with passes the
     // caller's thread pool.

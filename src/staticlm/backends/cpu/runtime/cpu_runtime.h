@@ -4,7 +4,9 @@
 // (PreparedMethod), resolving its weights from the program's named data (stored once, shared by
 // every method's delegate, zero-copy), checks it against the call's inputs, and picks a kernel
 // for every node from the cpu backend's kernel registry: its own kernels first, by the ISA the
-// `isa` runtime option allows, then the portable ones. Each session gets its own arena.
+// `isa` runtime option allows, then the portable ones, and reports those choices
+// (DelegateHandle::kernel_report, what `staticlm inspect --kernels` prints). Each session gets its
+// own arena.
 #pragma once
 
 #include <memory>
