@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The backend commands as a user runs them: `staticlm backends` shows every backend's export and
-// runtime options, `export --backend cpu` and `inspect` show the placement, refusals (QNN without
-// its SDK, a misspelled option, --no-fallback) are one clear line.
+// runtime options, `export --backend cpu` and `inspect` show the placement, `inspect --kernels` the
+// kernel each node gets, refusals (QNN without its SDK, a misspelled option, --no-fallback) are one
+// clear line.
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
+#include "staticlm/backends/cpu/kernels/register.h"
 #include "staticlm/exporter/hf_static_export.h"
 
 #include "export_helpers.h"
@@ -108,6 +110,79 @@ TEST(BackendsCli, ExportsForCpuAndInspectShowsThePlacement) {
   }
   EXPECT_GT(with_format, 0u);
   EXPECT_FALSE(doc["metadata"].contains("placement"));
+}
+
+// The kernels of the nodes of op `op`, over every delegate call of `inspect --kernels --json`.
+std::vector<std::string> delegated_kernels(const nlohmann::json& doc, const std::string& op) {
+  std::vector<std::string> kernels;
+  for (const nlohmann::json& method : doc["kernels"]["methods"]) {
+    for (const nlohmann::json& call : method["delegate_calls"]) {
+      for (const nlohmann::json& node : call["nodes"]) {
+        if (node["op"] == op) kernels.push_back(node["kernel"]);
+      }
+    }
+  }
+  return kernels;
+}
+
+TEST(BackendsCli, InspectKernelsNamesTheKernelOfEachNode) {
+  const std::string path = temp_path("cli_cpu_kernels.slm");
+  CommandResult exported = run_cli("export " + testing::fixture_dir("qwen3") + " -o " + path +
+                                   " --prefill-len 8 --max-cache-len 64 --backend cpu --option skip_node_op_set=rope");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  CommandResult text = run_cli("inspect --kernels --runtime-option cpu.isa=portable " + path);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  expect_contains(text.out,
+                  "kernels (chosen as `run` loads the program on this machine):\n"
+                  "  cpu runtime options: isa=portable (given), bf16_gemm=auto\n"
+                  "  prefill:\n"
+                  "    kernel calls outside delegates: 4 nodes (features ");
+  expect_contains(text.out, "    instruction 0, delegate 0 (cpu): 9 nodes (features none)\n");
+  expect_contains(text.out, "      rms_norm               portable.rms_norm                    x 3\n");
+
+  // The widest native path this machine runs is what a run takes; a cap at each path changes the
+  // names to its kernels, and isa=portable to the portable ones.
+  auto kernels_at = [&](const std::string& isa) {
+    CommandResult result =
+        run_cli("inspect --kernels --json " + path + (isa.empty() ? "" : " --runtime-option cpu.isa=" + isa));
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return nlohmann::json::parse(result.out, nullptr, false);
+  };
+  const std::vector<std::string> ops = {"rms_norm",   "attention",    "linear",
+                                        "linear_add", "multi_linear", "swiglu_linear"};
+  for (const std::string& op : ops) {
+    for (const std::string& kernel : delegated_kernels(kernels_at("portable"), op)) {
+      EXPECT_EQ(kernel, "portable." + op);
+    }
+  }
+  const nlohmann::json automatic = kernels_at("");
+  bool widest = true;
+  for (const CpuKernelPath& isa_path : cpu_kernel_paths()) {
+    if (!CpuFeatures::host().covers(isa_path.needs)) continue;
+    const nlohmann::json capped = kernels_at(isa_path.isa);
+    for (const std::string& op : ops) {
+      const std::vector<std::string> kernels = delegated_kernels(capped, op);
+      EXPECT_FALSE(kernels.empty()) << op;
+      for (const std::string& kernel : kernels) {
+        EXPECT_EQ(kernel.rfind(isa_path.prefix, 0), 0u) << kernel << " at isa=" << isa_path.isa;
+      }
+      if (widest) {
+        EXPECT_EQ(delegated_kernels(automatic, op), kernels) << op;
+      }
+    }
+    widest = false;
+  }
+  CommandResult needs_kernels = run_cli("inspect --runtime-option cpu.isa=portable " + path);
+  expect_contains(needs_kernels.err, "--runtime-option requires --kernels");
+  CommandResult bad_isa = run_cli("inspect --kernels --runtime-option cpu.isa=portabel " + path);
+  expect_contains(bad_isa.err, "option 'isa' (--runtime-option): 'portabel' is not one of");
+  CommandResult other_backend = run_cli("inspect --kernels --runtime-option qnn.soc_model=SM8650 " + path);
+  expect_contains(other_backend.err, "runtime options are given for backend 'qnn', but no delegate of");
+  for (const CommandResult* result : {&needs_kernels, &bad_isa, &other_backend}) {
+    EXPECT_NE(result->exit_code, 0);
+    EXPECT_TRUE(result->out.empty()) << result->out;
+    EXPECT_EQ(std::count(result->err.begin(), result->err.end(), '\n'), 1) << result->err;
+  }
 }
 
 TEST(BackendsCli, RefusalsAreOneLineAndNameTheProblem) {

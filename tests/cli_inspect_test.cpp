@@ -67,6 +67,23 @@ TEST_F(CliInspectTest, JsonIsAParseableDescription) {
   EXPECT_EQ(doc["metadata"]["example"], "attention block");
 }
 
+// A program without delegates runs every node on the portable kernels it is loaded with.
+TEST_F(CliInspectTest, KernelsNamesTheKernelOfEachCall) {
+  CommandResult result = run_cli("inspect --kernels " + path_);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("  forward:\n    kernel calls outside delegates: "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find(" portable.attention "), std::string::npos) << result.out;
+  CommandResult as_json = run_cli("inspect --kernels --json " + path_);
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  const nlohmann::json method = nlohmann::json::parse(as_json.out)["kernels"]["methods"][0];
+  EXPECT_EQ(method["name"], "forward");
+  EXPECT_TRUE(method["delegate_calls"].empty());
+  ASSERT_FALSE(method["kernel_calls"]["nodes"].empty());
+  for (const nlohmann::json& node : method["kernel_calls"]["nodes"]) {
+    EXPECT_EQ(node["kernel"], "portable." + node["op"].get<std::string>()) << node.dump();
+  }
+}
+
 TEST_F(CliInspectTest, BrokenFilesGiveOneLineAndNonZeroExit) {
   const std::string good = read_file(path_);
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -92,6 +109,11 @@ TEST_F(CliInspectTest, UsageErrorsAreOneLine) {
   CommandResult result = run_cli("inspect");
   EXPECT_NE(result.exit_code, 0);
   EXPECT_EQ(count_lines(result.err), 1u) << result.err;
+  // Runtime options only matter to the load --kernels does.
+  CommandResult orphan = run_cli("inspect --runtime-option cpu.isa=portable " + path_);
+  EXPECT_NE(orphan.exit_code, 0);
+  EXPECT_EQ(count_lines(orphan.err), 1u) << orphan.err;
+  EXPECT_NE(orphan.err.find("--runtime-option requires --kernels"), std::string::npos) << orphan.err;
 }
 
 }  // namespace

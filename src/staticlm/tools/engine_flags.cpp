@@ -12,6 +12,18 @@
 namespace staticlm::cli {
 namespace {
 
+// The CPUs in this process's affinity mask; 0 when it cannot be read.
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
+constexpr std::pair<std::string_view, std::string_view> kEngineFlags[] = {
+    {"io_allocator", "--io-allocator"}, {"num_threads", "--threads"}, {"max_new_tokens", "-n"}};
+
+}  // namespace
+
 // "cpu.isa=avx2" -> {"cpu", "isa=avx2"}.
 Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(const std::vector<std::string>& given) {
   std::map<std::string, std::vector<std::string>, std::less<>> by_backend;
@@ -30,18 +42,6 @@ Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(cons
   }
   return out;
 }
-
-// The CPUs in this process's affinity mask; 0 when it cannot be read.
-int available_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
-}
-
-constexpr std::pair<std::string_view, std::string_view> kEngineFlags[] = {
-    {"io_allocator", "--io-allocator"}, {"num_threads", "--threads"}, {"max_new_tokens", "-n"}};
-
-}  // namespace
 
 void add_engine_flags(CLI::App& app, EngineArgs& args) {
   app.add_option("--io-allocator", args.io_allocator,

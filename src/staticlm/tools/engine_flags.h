@@ -5,6 +5,7 @@
 // end-of-sequence ids. It adds its flag names to library messages that name a parameter.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +29,11 @@ struct EngineArgs {
 };
 
 void add_engine_flags(CLI::App& app, EngineArgs& args);
+
+// --runtime-option entries ("cpu.isa=avx2") by backend id, for EngineOptions::backend_options and
+// LoadOptions::backend_options. Fails with InvalidArgument naming an entry that is not
+// BACKEND.KEY=VALUE.
+Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(const std::vector<std::string>& given);
 
 // Parses the runtime options and opens the program (Engine::open).
 Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args);

@@ -8,6 +8,9 @@
 // each node runs, and why a node stayed on the portable kernels) and each delegate's effective
 // settings (compile spec "effective_settings"). Both are JSON written by the partitioner, but
 // the file is untrusted, so they are parsed defensively.
+// With --kernels it also prepares the program as `run` does (every delegate initialised with its
+// backend's runtime options, nothing run) and says which kernel each node got, grouped by op and
+// kernel: the names are those of the kernel registries, so what it shows is what runs.
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -15,12 +18,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "staticlm/builtin/builtin_runtime.h"
 #include "staticlm/chat/program_chat_template.h"
 #include "staticlm/core/cpu_topology.h"
 #include "staticlm/core/tensor.h"
 #include "staticlm/format/metadata_keys.h"
 #include "staticlm/format/program_file.h"
+#include "staticlm/runtime/program.h"
 #include "staticlm/tools/command.h"
+#include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/program_matrices.h"
 
 namespace staticlm::cli {
@@ -361,6 +367,107 @@ void print_placement(const json& placement) {
   }
 }
 
+json nodes_json(const std::vector<NodeKernel>& nodes) {
+  json list = json::array();
+  for (const NodeKernel& node : nodes) {
+    list.push_back({{"node", node.node}, {"op", node.op}, {"kernel", node.kernel}});
+  }
+  return list;
+}
+
+// The kernel calls a method runs itself (on the portable kernels), then each delegate call's
+// nodes as its backend reports them; instruction i of the file is the method's choices()[i].
+json method_kernels_json(const fb::Method& stored, const PreparedMethod& method, const fb::Program& program) {
+  const KernelReport own = method.kernel_report();
+  json doc = {{"name", method.name()},
+              {"kernel_calls", {{"features", own.features}, {"nodes", nodes_json(own.nodes)}}}};
+  json delegates = json::array();
+  const std::span<const InstructionChoice> choices = method.choices();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i].delegate == nullptr) {
+      continue;
+    }
+    json entry = {{"instruction", i}};
+    const fb::DelegateCall* call =
+        stored.instructions() != nullptr && i < stored.instructions()->size()
+            ? stored.instructions()->Get(static_cast<uint32_t>(i))->instruction_as_DelegateCall()
+            : nullptr;
+    if (call != nullptr) {
+      entry["delegate"] = call->delegate();
+      entry["backend"] = program.delegates()->Get(call->delegate())->backend_id()->str();
+    }
+    if (const std::optional<KernelReport> report = choices[i].delegate->kernel_report()) {
+      entry["features"] = report->features;
+      entry["nodes"] = nodes_json(report->nodes);
+    } else {
+      entry["nodes"] = nullptr;  // the backend does not report kernels
+    }
+    delegates.push_back(std::move(entry));
+  }
+  doc["delegate_calls"] = std::move(delegates);
+  return doc;
+}
+
+// --kernels: the program loaded as `run` loads it (the builtin registries, `runtime_options`
+// resolved against each delegate backend's schema), so a load error is the one `run` would give.
+Result<json> kernels_json(std::shared_ptr<const ProgramFile> file, const std::vector<std::string>& runtime_options) {
+  STATICLM_ASSIGN_OR_RETURN(EngineRuntime runtime, builtin_engine_runtime());
+  LoadOptions load;
+  load.kernels = runtime.kernels.get();
+  load.backends = runtime.backends.get();
+  load.num_threads = 1;  // nothing runs, so no workers; kernel selection does not depend on them
+  STATICLM_ASSIGN_OR_RETURN(load.backend_options, parse_runtime_options(runtime_options));
+  STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<const Program> program, Program::from_file(file, std::move(load)));
+  json options = json::object();
+  for (const auto& [backend, resolved] : program->backend_options()) {
+    options[backend] = json::parse(resolved.to_json());
+  }
+  json methods = json::array();
+  for (const std::string& name : program->method_names()) {
+    STATICLM_ASSIGN_OR_RETURN(const PreparedMethod* method, program->method(name));
+    methods.push_back(method_kernels_json(*file->find_method(name), *method, file->program()));
+  }
+  return json{{"runtime_options", options}, {"methods", methods}};
+}
+
+// "      linear            cpu.avx512.linear  x 84", one line per op and kernel.
+void print_node_kernels(const json& nodes) {
+  std::map<std::pair<std::string, std::string>, size_t> counts;
+  for (const json& node : nodes) {
+    ++counts[{node["op"].get<std::string>(), node["kernel"].get<std::string>()}];
+  }
+  for (const auto& [op_kernel, count] : counts) {
+    std::printf("      %-22s %-36s x %zu\n", op_kernel.first.c_str(), op_kernel.second.c_str(), count);
+  }
+}
+
+void print_kernels(const json& kernels) {
+  std::printf("kernels (chosen as `run` loads the program on this machine):\n");
+  for (const auto& [backend, settings] : kernels["runtime_options"].items()) {
+    std::printf("  %s runtime options: %s\n", backend.c_str(), settings_text(settings).c_str());
+  }
+  for (const json& method : kernels["methods"]) {
+    std::printf("  %s:\n", method["name"].get<std::string>().c_str());
+    const json& own = method["kernel_calls"];
+    if (!own["nodes"].empty()) {
+      std::printf("    kernel calls outside delegates: %zu nodes (features %s)\n", own["nodes"].size(),
+                  own["features"].get<std::string>().c_str());
+      print_node_kernels(own["nodes"]);
+    }
+    for (const json& call : method["delegate_calls"]) {
+      const std::string where = str_cat("instruction ", call["instruction"].get<size_t>(), ", delegate ",
+                                        text_field(call, "delegate"), " (", text_field(call, "backend"), ")");
+      if (call["nodes"].is_null()) {
+        std::printf("    %s: backend %s does not report kernels\n", where.c_str(), text_field(call, "backend").c_str());
+        continue;
+      }
+      std::printf("    %s: %zu nodes (features %s)\n", where.c_str(), call["nodes"].size(),
+                  call["features"].get<std::string>().c_str());
+      print_node_kernels(call["nodes"]);
+    }
+  }
+}
+
 void print_text(const json& doc, bool each_matrix) {
   std::printf("program: %s (%s, format %s)\n", doc["path"].get<std::string>().c_str(),
               human_bytes(doc["file_bytes"].get<uint64_t>()).c_str(), doc["format_version"].get<std::string>().c_str());
@@ -404,6 +511,9 @@ void print_text(const json& doc, bool each_matrix) {
       std::printf("    settings: %s\n", settings_text(delegate["settings"]).c_str());
     }
   }
+  if (doc.contains("kernels")) {
+    print_kernels(doc["kernels"]);
+  }
   std::printf("embedded files:%s\n", doc["embedded_files"].empty() ? " none" : "");
   for (const json& embedded : doc["embedded_files"]) {
     std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),
@@ -431,6 +541,8 @@ struct InspectOptions {
   bool json = false;
   bool matrices = false;
   bool verify = false;
+  bool kernels = false;
+  std::vector<std::string> runtime_options;  // BACKEND.KEY=VALUE, for --kernels
 };
 
 // --verify: every byte against its checksum, after the description. A file written before
@@ -463,9 +575,22 @@ Command add_inspect_command(CLI::App& parent) {
   app->add_flag("--matrices", options->matrices, "List every matrix: shape, layout, format, bits per weight, readers");
   app->add_flag("--verify", options->verify,
                 "Read every byte and check it against the checksums the writer recorded (names what differs)");
+  CLI::Option* kernels =
+      app->add_flag("--kernels", options->kernels,
+                    "Load the program as `run` does (nothing runs) and list the kernel each node gets here");
+  app->add_option("--runtime-option", options->runtime_options,
+                  "With --kernels: backend runtime option BACKEND.KEY=VALUE, e.g. cpu.isa=avx2 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->needs(kernels);
   return {app, [options]() -> Status {
-            STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> file, ProgramFile::open(options->path));
+            STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> opened, ProgramFile::open(options->path));
+            std::shared_ptr<const ProgramFile> file = std::move(opened);
             json doc = describe(*file);
+            // Loaded before anything prints, so a program that does not load gives one error line.
+            if (options->kernels) {
+              STATICLM_ASSIGN_OR_RETURN(doc["kernels"], kernels_json(file, options->runtime_options));
+            }
             if (options->json) {
               std::printf("%s\n", doc.dump(2).c_str());
             } else {
