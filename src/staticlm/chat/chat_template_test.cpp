@@ -3,6 +3,9 @@
 // variables transformers passes, and errors that say which template failed where.
 #include "staticlm/chat/chat_template.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 namespace staticlm {
@@ -89,6 +92,36 @@ TEST(ChatTemplateTest, ErrorsNameTheTemplateAndWhere) {
   ASSERT_FALSE(raised.ok());
   EXPECT_NE(raised.status().message().find("no system turns"), std::string::npos);
   EXPECT_NE(raised.status().message().find("chat template (strict)"), std::string::npos);
+}
+
+std::string read_template_fixture(const std::string& name) {
+  std::ifstream in(std::string(STATICLM_SOURCE_DIR) + "/tests/fixtures/chat_templates/templates/" + name + ".jinja");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_FALSE(text.str().empty()) << name;
+  return text.str();
+}
+
+TEST(ChatTemplateTest, GemmaTwoRefusesASystemTurnWithItsOwnMessage) {
+  ChatRenderInputs inputs;
+  inputs.messages = nlohmann::ordered_json::parse(
+      R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])");
+  auto gemma2 =
+      ChatTemplate::parse(read_template_fixture("gemma2"), "'gemma-2-2b-it': chat_template", {{"bos_token", "<bos>"}});
+  ASSERT_TRUE(gemma2.ok()) << gemma2.status().to_string();
+  auto refused = gemma2->render(inputs);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("System role not supported"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("'gemma-2-2b-it': chat_template"), std::string::npos)
+      << refused.status().message();
+
+  // Gemma 3's template folds the system text into the first user turn instead.
+  auto gemma3 = ChatTemplate::parse(read_template_fixture("gemma3"), "gemma3", {{"bos_token", "<bos>"}});
+  ASSERT_TRUE(gemma3.ok()) << gemma3.status().to_string();
+  auto folded = gemma3->render(inputs);
+  ASSERT_TRUE(folded.ok()) << folded.status().to_string();
+  EXPECT_EQ(*folded, "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
 }
 
 TEST(ChatTemplateTest, TheDefaultIsChatMl) {
