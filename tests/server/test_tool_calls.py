@@ -193,3 +193,28 @@ def test_bad_tools_are_refused_by_name(tagged, fields, param, fragment):
 
 def test_the_official_openai_client_reads_the_calls(tagged):
     node_test("openai_tools_test.mjs", f"http://127.0.0.1:{tagged.port}")
+
+
+def test_granites_marked_list_is_forced_and_parsed(serve, long_model, tmp_path):
+    """Granite 3.3's real template asks for <|tool_call|> and a JSON list of calls (its long
+    system text and indented tools leave room for one small tool in the 1024-token program)."""
+    server = serve("--chat-template", str(QWEN3_TEMPLATE.with_name("granite3_3.jinja")), program=long_model)
+    unit = {"type": "object", "properties": {"unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["unit"],
+            "additionalProperties": False}
+    small = [{"type": "function", "function": {"name": "get_weather", "parameters": unit}}]
+    calls = []
+    for seed in range(SEEDS // 2):
+        status, _, reply = server.post("/v1/chat/completions", {
+            "messages": QUESTION, "tools": small, "tool_choice": "required",
+            "temperature": 1, "seed": seed, "max_tokens": 100})
+        assert status == 200, reply
+        choice = reply["choices"][0]
+        if choice["finish_reason"] == "length":
+            assert choice["message"]["content"].startswith("<|tool_call|>["), choice
+            continue
+        assert choice["finish_reason"] == "tool_calls", choice
+        calls += choice["message"]["tool_calls"]
+    assert calls, "every reply was cut"
+    report = validate_with_ajv([{"name": "get_weather", "schema": unit,
+                                 "outputs": [c["function"]["arguments"] for c in calls]}], tmp_path)
+    assert f"{len(calls)} passed, 0 failed" in report, report

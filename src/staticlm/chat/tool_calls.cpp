@@ -14,6 +14,7 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kOpenTag = "<tool_call>";
 constexpr std::string_view kCloseTag = "</tool_call>";
+constexpr std::string_view kListMark = "<|tool_call|>";
 // Deeper arguments than a schema compiles are not a call anyone offered.
 constexpr int kMaxCallDepth = 128;
 constexpr size_t kMaxNameBytes = 64;
@@ -65,13 +66,16 @@ Json call_schema(const ToolFunction& function, size_t index, ToolCallSyntax synt
               {"additionalProperties", false}};
 }
 
-std::optional<ToolCall> parse_call(std::string_view text, ToolCallSyntax syntax,
-                                   const std::vector<ToolFunction>& functions) {
+// JSON text, or discarded where it nests deeper than any call's arguments may.
+Json parse_bounded(std::string_view text) {
   if (json_nesting_depth(text) > kMaxCallDepth) {
-    return std::nullopt;
+    return Json(Json::value_t::discarded);
   }
-  const Json call = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (call.is_discarded() || !call.is_object() || call.size() != 2) {
+  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+std::optional<ToolCall> call_from(const Json& call, ToolCallSyntax syntax, const std::vector<ToolFunction>& functions) {
+  if (!call.is_object() || call.size() != 2) {
     return std::nullopt;
   }
   const auto name = call.find("name");
@@ -87,11 +91,24 @@ std::optional<ToolCall> parse_call(std::string_view text, ToolCallSyntax syntax,
   return ToolCall{name->get<std::string>(), arguments->dump()};
 }
 
+std::optional<ToolCall> parse_call(std::string_view text, ToolCallSyntax syntax,
+                                   const std::vector<ToolFunction>& functions) {
+  return call_from(parse_bounded(text), syntax, functions);
+}
+
+// Text whose calls open with a mark anywhere in the reply, rather than making the whole reply.
+bool marked_anywhere(ToolCallSyntax syntax) {
+  return syntax == ToolCallSyntax::kTaggedJson || syntax == ToolCallSyntax::kMarkedList;
+}
+
 }  // namespace
 
 ToolCallSyntax tool_call_syntax(std::string_view template_source) {
   if (template_source.find(kOpenTag) != std::string_view::npos) {
     return ToolCallSyntax::kTaggedJson;
+  }
+  if (template_source.find(kListMark) != std::string_view::npos) {
+    return ToolCallSyntax::kMarkedList;
   }
   if (template_source.find("\"parameters\": ") != std::string_view::npos &&
       template_source.find("tool_call") != std::string_view::npos) {
@@ -103,6 +120,7 @@ ToolCallSyntax tool_call_syntax(std::string_view template_source) {
 std::string_view tool_call_syntax_name(ToolCallSyntax syntax) {
   switch (syntax) {
     case ToolCallSyntax::kTaggedJson: return "<tool_call> tags";
+    case ToolCallSyntax::kMarkedList: return "<|tool_call|> list";
     case ToolCallSyntax::kParametersJson: return "{\"name\", \"parameters\"}";
     case ToolCallSyntax::kPlainJson: return "{\"name\", \"arguments\"}";
   }
@@ -113,8 +131,18 @@ bool tool_call_syntax_is_marked(ToolCallSyntax syntax) {
   return syntax != ToolCallSyntax::kPlainJson;
 }
 
+bool tool_call_syntax_takes_several(ToolCallSyntax syntax) {
+  return marked_anywhere(syntax);
+}
+
+bool tool_call_trigger_at_start(ToolCallSyntax syntax) {
+  return !marked_anywhere(syntax);
+}
+
 std::string_view tool_call_syntax_trigger(ToolCallSyntax syntax) {
-  return syntax == ToolCallSyntax::kTaggedJson ? kOpenTag : std::string_view("{");
+  return syntax == ToolCallSyntax::kTaggedJson   ? kOpenTag
+         : syntax == ToolCallSyntax::kMarkedList ? kListMark
+                                                 : std::string_view("{");
 }
 
 Result<std::vector<ToolFunction>> parse_tool_functions(const Json& tools) {
@@ -176,11 +204,14 @@ Result<std::string> tool_call_gbnf(const std::vector<ToolFunction>& functions, T
   Json schema = calls.size() == 1 ? std::move(calls[0]) : Json{{"anyOf", std::move(calls)}};
   schema["$defs"] = std::move(defs);
   STATICLM_ASSIGN_OR_RETURN(std::string rules, json_schema_rules(schema, "call"));
+  if (parallel && !tool_call_syntax_takes_several(syntax)) {
+    return invalid_argument("tool call grammar: the ", tool_call_syntax_name(syntax), " syntax has one call per reply");
+  }
+  if (syntax == ToolCallSyntax::kMarkedList) {
+    return std::string(R"(root ::= "<|tool_call|>[" call )") + (parallel ? R"(("," " "? call)* )" : "") + "\"]\"\n" +
+           rules;
+  }
   if (syntax != ToolCallSyntax::kTaggedJson) {
-    if (parallel) {
-      return invalid_argument("tool call grammar: the ", tool_call_syntax_name(syntax),
-                              " syntax has one call per reply; parallel calls need the <tool_call> tags");
-    }
     return "root ::= call\n" + rules;
   }
   const std::string block = R"("<tool_call>\n" call "\n</tool_call>")";
@@ -191,6 +222,27 @@ ParsedReply parse_tool_calls(std::string_view reply, ToolCallSyntax syntax,
                              const std::vector<ToolFunction>& functions) {
   ParsedReply unparsed{std::string(reply), {}};
   ParsedReply parsed;
+  if (syntax == ToolCallSyntax::kMarkedList) {
+    const size_t mark = reply.find(kListMark);
+    if (mark == std::string_view::npos) {
+      return unparsed;
+    }
+    const Json list = parse_bounded(reply.substr(mark + kListMark.size()));
+    if (!list.is_array() || list.empty()) {
+      return unparsed;
+    }
+    for (const Json& item : list) {
+      std::optional<ToolCall> call = call_from(item, syntax, functions);
+      if (!call) {
+        return unparsed;
+      }
+      parsed.calls.push_back(std::move(*call));
+    }
+    if (const std::string_view before = trim(reply.substr(0, mark)); !before.empty()) {
+      parsed.content = std::string(before);
+    }
+    return parsed;
+  }
   if (syntax != ToolCallSyntax::kTaggedJson) {
     const std::string_view text = trim(reply);
     if (text.empty() || text.front() != '{') {
@@ -241,13 +293,14 @@ std::string ToolCallHold::feed(std::string_view text) {
   size_t end = text_.size();
   if (released_) {
     // everything shown
-  } else if (syntax_ == ToolCallSyntax::kTaggedJson) {
-    if (const size_t open = text_.find(kOpenTag, shown_); open != std::string::npos) {
+  } else if (marked_anywhere(syntax_)) {
+    const std::string_view mark = tool_call_syntax_trigger(syntax_);
+    if (const size_t open = text_.find(mark, shown_); open != std::string::npos) {
       end = open;
       holding_ = true;
     } else {
-      for (size_t keep = std::min(kOpenTag.size() - 1, text_.size()); keep > 0; --keep) {
-        if (std::string_view(text_).substr(text_.size() - keep) == kOpenTag.substr(0, keep)) {
+      for (size_t keep = std::min(mark.size() - 1, text_.size()); keep > 0; --keep) {
+        if (std::string_view(text_).substr(text_.size() - keep) == mark.substr(0, keep)) {
           end = text_.size() - keep;
           break;
         }

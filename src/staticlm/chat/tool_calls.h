@@ -21,6 +21,8 @@ enum class ToolCallSyntax {
   // <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, one block per call (Hermes,
   // Qwen 2.5 / 3, SmolLM3).
   kTaggedJson,
+  // <|tool_call|>[{"name": ..., "arguments": {...}}, ...] after any text (Granite 3).
+  kMarkedList,
   // {"name": ..., "parameters": {...}} as the whole reply (Llama 3.1 / 3.2).
   kParametersJson,
   // {"name": ..., "arguments": {...}} as the whole reply: a template with no syntax of its own.
@@ -32,9 +34,13 @@ ToolCallSyntax tool_call_syntax(std::string_view template_source);
 std::string_view tool_call_syntax_name(ToolCallSyntax syntax);
 // Whether a reply in `syntax` can be told from text without a grammar (tool_choice "auto").
 bool tool_call_syntax_is_marked(ToolCallSyntax syntax);
-// Where a marked syntax's call begins: "<tool_call>" anywhere, or "{" opening the reply (the
-// grammar's trigger under tool_choice "auto").
+// Where a marked syntax's call begins: "<tool_call>" or "<|tool_call|>" anywhere, or "{" opening
+// the reply (the grammar's trigger under tool_choice "auto").
 std::string_view tool_call_syntax_trigger(ToolCallSyntax syntax);
+// Whether the trigger must open the reply (the JSON syntaxes) rather than appear anywhere.
+bool tool_call_trigger_at_start(ToolCallSyntax syntax);
+// Whether one reply may make several calls in `syntax` (blocks one after another, or a list).
+bool tool_call_syntax_takes_several(ToolCallSyntax syntax);
 
 struct ToolFunction {
   std::string name;
@@ -47,7 +53,7 @@ struct ToolFunction {
 Result<std::vector<ToolFunction>> parse_tool_functions(const nlohmann::ordered_json& tools);
 
 // GBNF whose texts are calls, in `syntax`, of one of `functions` with arguments valid against its
-// parameters: exactly one call, or with `parallel` (kTaggedJson only) one or more.
+// parameters: exactly one call, or with `parallel` (where the syntax takes several) one or more.
 Result<std::string> tool_call_gbnf(const std::vector<ToolFunction>& functions, ToolCallSyntax syntax, bool parallel);
 
 struct ToolCall {
@@ -65,8 +71,8 @@ struct ParsedReply {
 ParsedReply parse_tool_calls(std::string_view reply, ToolCallSyntax syntax, const std::vector<ToolFunction>& functions);
 
 // A streamed reply's text, shown as it comes until it may be a call: a forced call holds it all;
-// kTaggedJson shows the text before "<tool_call>" (holding back a tail that may begin one); the
-// JSON syntaxes hold a reply whose first character is "{" and show any other.
+// a syntax marked anywhere shows the text before its mark (holding back a tail that may begin
+// one); the JSON syntaxes hold a reply whose first character is "{" and show any other.
 class ToolCallHold {
  public:
   ToolCallHold(ToolCallSyntax syntax, bool forced) : syntax_(syntax), forced_(forced) {}

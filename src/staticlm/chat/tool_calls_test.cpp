@@ -115,13 +115,17 @@ TEST(ToolCalls, SyntaxFollowsTheTemplate) {
   EXPECT_EQ(tool_call_syntax(read_template("qwen3.jinja")), ToolCallSyntax::kTaggedJson);
   EXPECT_EQ(tool_call_syntax(default_chat_template_source()), ToolCallSyntax::kPlainJson);
   EXPECT_EQ(tool_call_syntax(read_template("deepseek_v3.jinja")), ToolCallSyntax::kPlainJson);
+  EXPECT_EQ(tool_call_syntax(read_template("granite3_3.jinja")), ToolCallSyntax::kMarkedList);
   // Llama 3.1's way of writing a call.
   EXPECT_EQ(
       tool_call_syntax(
           R"({%- for tool_call in message.tool_calls -%}{{- '{"name": "' + tool_call.function.name + '", ' -}}{{- '"parameters": ' -}}{{- tool_call.function.arguments | tojson -}}{%- endfor -%})"),
       ToolCallSyntax::kParametersJson);
   EXPECT_TRUE(tool_call_syntax_is_marked(ToolCallSyntax::kTaggedJson));
+  EXPECT_TRUE(tool_call_syntax_is_marked(ToolCallSyntax::kMarkedList));
   EXPECT_FALSE(tool_call_syntax_is_marked(ToolCallSyntax::kPlainJson));
+  EXPECT_FALSE(tool_call_trigger_at_start(ToolCallSyntax::kMarkedList));
+  EXPECT_TRUE(tool_call_trigger_at_start(ToolCallSyntax::kParametersJson));
 }
 
 TEST(ToolCalls, RefusesMalformedToolsNamingTheElement) {
@@ -173,6 +177,15 @@ TEST(ToolCalls, GrammarTakesCallsOfOfferedFunctionsWithValidArguments) {
   EXPECT_FALSE(matches(tagged, two));
   EXPECT_TRUE(matches(grammar(ToolCallSyntax::kTaggedJson, true, offered), two));
 
+  auto list = grammar(ToolCallSyntax::kMarkedList, false, offered);
+  ASSERT_NE(list, nullptr);
+  EXPECT_TRUE(matches(list, "<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}]"));
+  const std::string listed_two =
+      "<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}, {\"name\": \"tree\", \"arguments\": {\"kids\": []}}]";
+  EXPECT_FALSE(matches(list, listed_two));
+  EXPECT_TRUE(matches(grammar(ToolCallSyntax::kMarkedList, true, offered), listed_two));
+  EXPECT_FALSE(matches(list, "<|tool_call|>[]"));
+
   auto parameters = grammar(ToolCallSyntax::kParametersJson, false, offered);
   ASSERT_NE(parameters, nullptr);
   EXPECT_TRUE(matches(parameters, "{\"name\": \"now\", \"parameters\": {}}"));
@@ -188,9 +201,9 @@ TEST(ToolCalls, GrammarTakesCallsOfOfferedFunctionsWithValidArguments) {
 TEST(ToolCalls, SampledCallsParseBack) {
   const std::vector<ToolFunction> offered = functions();
   std::mt19937_64 rng(7);
-  for (const ToolCallSyntax syntax :
-       {ToolCallSyntax::kTaggedJson, ToolCallSyntax::kParametersJson, ToolCallSyntax::kPlainJson}) {
-    const bool parallel = syntax == ToolCallSyntax::kTaggedJson;
+  for (const ToolCallSyntax syntax : {ToolCallSyntax::kTaggedJson, ToolCallSyntax::kMarkedList,
+                                      ToolCallSyntax::kParametersJson, ToolCallSyntax::kPlainJson}) {
+    const bool parallel = tool_call_syntax_takes_several(syntax);
     auto g = grammar(syntax, parallel, offered);
     ASSERT_NE(g, nullptr);
     for (int i = 0; i < 40; ++i) {
@@ -231,6 +244,19 @@ TEST(ToolCalls, ParsesRepliesAndLeavesTextThatIsNoCall) {
     EXPECT_TRUE(reply.calls.empty()) << text;
     EXPECT_EQ(reply.content, text);
   }
+  reply = parse_tool_calls(
+      "I will look.<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}, "
+      "{\"name\": \"tree\", \"arguments\": {\"kids\": []}}]\n",
+      ToolCallSyntax::kMarkedList, offered);
+  ASSERT_EQ(reply.calls.size(), 2u);
+  EXPECT_EQ(reply.content, "I will look.");
+  EXPECT_EQ(reply.calls[1].name, "tree");
+  for (const std::string& text : {std::string("<|tool_call|>[]"), std::string("<|tool_call|>[{\"name\": \"now\"}]"),
+                                  std::string("<|tool_call|>[{\"name\": \"now\", \"arguments\": {}}] more")}) {
+    reply = parse_tool_calls(text, ToolCallSyntax::kMarkedList, offered);
+    EXPECT_TRUE(reply.calls.empty()) << text;
+    EXPECT_EQ(reply.content, text);
+  }
   reply = parse_tool_calls(" {\"name\": \"now\", \"parameters\": {}}\n", ToolCallSyntax::kParametersJson, offered);
   ASSERT_EQ(reply.calls.size(), 1u);
   EXPECT_FALSE(reply.content.has_value());
@@ -247,6 +273,11 @@ TEST(ToolCalls, HoldShowsTextUntilACallMayBegin) {
   EXPECT_EQ(tagged.feed("_call>\n{"), "");
   EXPECT_EQ(tagged.feed("\"name\""), "");
   EXPECT_EQ(tagged.held(), "<tool_call>\n{\"name\"");
+
+  ToolCallHold list(ToolCallSyntax::kMarkedList, /*forced=*/false);
+  EXPECT_EQ(list.feed("Yes <tool_call> <|"), "Yes <tool_call> ");
+  EXPECT_EQ(list.feed("tool_call|>["), "");
+  EXPECT_EQ(list.held(), "<|tool_call|>[");
 
   ToolCallHold json(ToolCallSyntax::kParametersJson, /*forced=*/false);
   EXPECT_EQ(json.feed(" \n"), "");

@@ -98,7 +98,7 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
         functions.push_back(function);
       }
     }
-    const bool parallel = request.parallel_tool_calls && tool_syntax == ToolCallSyntax::kTaggedJson;
+    const bool parallel = request.parallel_tool_calls && tool_call_syntax_takes_several(tool_syntax);
     STATICLM_ASSIGN_OR_RETURN(const std::string gbnf, tool_call_gbnf(functions, tool_syntax, parallel));
     auto grammar = model.engine->compile_grammar(GrammarSpec{GrammarSpec::Kind::kGbnf, gbnf});
     if (!grammar.ok()) {
@@ -107,7 +107,7 @@ Result<std::shared_ptr<CompletionJob>> CompletionJob::prepare(const ModelContext
     options.grammar = std::move(grammar).value();
     if (auto_calls) {
       options.grammar_trigger = tool_call_syntax_trigger(tool_syntax);
-      options.grammar_trigger_at_start = tool_syntax != ToolCallSyntax::kTaggedJson;
+      options.grammar_trigger_at_start = tool_call_trigger_at_start(tool_syntax);
     }
   }
   options.top_logprobs = request.top_logprobs;
