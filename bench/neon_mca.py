@@ -20,7 +20,9 @@ the -march its kernel needs), runs their block loops through the same models, an
 beside ours per weight format. ggml's loops step one block of 32 weights and do its scales in the
 loop; ours step a word row and scale once per group after it, so the side-by-side table compares
 ours per group of 32 (the inner loop's trips for a group laid out flat, then the scale step on the
-way back into it) with ggml's block loop: modeled cycles per multiply-add of both.
+way back into it) with ggml's block loop: modeled cycles per multiply-add of both. A kernel whose
+inner loop is itself one whole group, its scales included (the sdot GEMM over a span), is that loop.
+The per-group table of ours is printed with or without --ggml.
 
   bench/neon_mca.py
   bench/neon_mca.py --cpus neoverse-v1 --iterations 500
@@ -74,7 +76,8 @@ PEAK_LOOPS = {
 
 
 class Kernel:
-    def __init__(self, label, source, function, op, needs=None, contains=None, lacks=None, count=None, group=None):
+    def __init__(self, label, source, function, op, needs=None, contains=None, lacks=None, count=None, group=None,
+                 whole=False):
         self.label = label
         self.source = source
         self.function = re.compile(function)  # matched against the demangled name
@@ -84,6 +87,7 @@ class Kernel:
         self.lacks = lacks
         self.count = count  # how many multiply instructions the loop has, where the function has several loops
         self.group = group  # the inner loop's trips per group of 32 weights (its k step), for the per-group view
+        self.whole = whole  # the inner loop is one whole group of 32, its scales included: the group view is the loop
 
 
 KERNELS = [
@@ -94,7 +98,7 @@ KERNELS = [
     Kernel("f16 GEMV, 2 panels (decode)", "linear_neon.cpp", r"columns<.*Neon, .*F16, 2>", "fmla", count=16),
     Kernel("bf16 GEMV, 2 panels (decode)", "linear_neon.cpp", r"gemv_panels<.*Neon, .*Bf16, 2, 2>", "fmla"),
     Kernel("int8 / int4 GEMM, sdot, 2 x 32 (a chunk's span in the buffer)", "linear_q_dotprod.cpp",
-           r"gemm_rows<.*NeonDot, 2, true, false>", "sdot", needs="dotprod", group=8),
+           r"dot_rows<2, 32, true>", "sdot", needs="dotprod", group=1, whole=True),
     Kernel("int8 GEMM, sdot, 2 x 32 (a few rows, as stored)", "linear_q_dotprod.cpp",
            r"gemm_rows<.*NeonDot, 2, false, false>", "sdot", needs="dotprod", group=8),
     Kernel("int4 GEMM, sdot, 2 x 32 (a few rows, nibbles split)", "linear_q_dotprod.cpp", r"gemm_panel<.*NeonDot>",
@@ -330,6 +334,8 @@ def group_body(kernel, bodies):
     label (the group's scales, the next group's zeroed sums; g++ places these blocks where it likes,
     so the path is followed through the branches, not read off the lines between)."""
     lines, a, b = chosen_span(kernel, bodies)
+    if kernel.whole:
+        return instructions(lines[a:b + 1])
     labels = {m.group(1): i for i, line in enumerate(lines) for m in [re.match(r"^(\.L\w+):", line)] if m}
 
     def successors(i):
@@ -459,8 +465,6 @@ def main():
             macs, rates = modeled(kernel, body, cpus, peaks, args.iterations, workdir)
             ours[kernel.label] = (macs, rates)
             print(f"| {kernel.label} | {len(body)} | {macs} | " + " | ".join(cell(rates[cpu]) for cpu in cpus) + " |")
-        if not args.ggml:
-            return 0
         print("\nOurs per group of 32 weights (the inner loop's trips laid out flat, then the way back into it;"
               " scales included):\n")
         print("| micro-kernel | instructions | MACs | " + " | ".join(cpus) + " |")
@@ -472,6 +476,8 @@ def main():
             macs, rates = modeled(kernel, body, cpus, peaks, args.iterations, workdir)
             ours[kernel.label] = (macs, rates)
             print(f"| {kernel.label} | {len(body)} | {macs} | " + " | ".join(cell(rates[cpu]) for cpu in cpus) + " |")
+        if not args.ggml:
+            return 0
         print("\nggml's loops (one block of 32 weights an iteration, scales included), modeled the same way:\n")
         print("| format | ggml kernel | -march | instructions | MACs | " + " | ".join(cpus) + " |")
         print("|---|---|---|---:|---:|" + "---|" * len(cpus))

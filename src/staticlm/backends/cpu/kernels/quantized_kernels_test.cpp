@@ -208,7 +208,7 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
   // and of 128 in two, and int4 in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k:
   // two spans each). smmla takes calls from 33 rows in blocks of four rows by half a panel (the
   // second half from 17 columns), a pair of rows left over, an odd last one on sdot; sdot's
-  // chunks from 33 rows copy spans into the scratch (int8 flipped: 1000 k in groups of 32, two).
+  // chunks from 33 rows (int4's from 17) copy spans into the scratch (1000 k in groups of 32: two).
   const std::vector<QuantCase> cases = {
       {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
       {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},
@@ -219,7 +219,7 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
       {PanelCodes::kInt4, 32, 66, 1100, 40, false},  {PanelCodes::kInt4, 16, 35, 1000, 33, true},
       {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
       {PanelCodes::kInt8, 64, 7, 200, 64, true},     {PanelCodes::kInt8, 64, 37, 130, 40, false},
-      {PanelCodes::kInt8, 32, 34, 1000, 40, true},
+      {PanelCodes::kInt8, 32, 34, 1000, 40, true},   {PanelCodes::kInt4, 32, 21, 200, 40, true},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "
