@@ -107,10 +107,8 @@ KERNELS = [
            needs="dotprod", lacks="ushr", group=8),
     Kernel("int4 GEMV, sdot, 2 panels", "linear_q_dotprod.cpp", r"gemv_panels<.*NeonDot, 2>", "sdot",
            needs="dotprod", contains="ushr", group=4),
-    Kernel("int8 / int4 GEMM, smmla, 4 x 16 (a chunk's span interleaved)", "linear_q_i8mm.cpp", r"mmla_quad\(",
-           "smmla", needs="i8mm", group=4),
-    Kernel("int8 / int4 GEMM, smmla, 2 x 32 (a pair of rows left over)", "linear_q_i8mm.cpp", r"mmla_pair\(",
-           "smmla", needs="i8mm"),
+    Kernel("int8 / int4 GEMM, smmla, 2 x 32 (a chunk's span interleaved)", "linear_q_i8mm.cpp", r"mmla_pair<32, true>",
+           "smmla", needs="i8mm", group=1, whole=True),
     Kernel("int8 GEMM, plain NEON, 1 x 32", "linear_q_neon.cpp", r"gemm_rows<.*NeonInt, 1, false, false>", "smull"),
     Kernel("int4 GEMM, plain NEON, 1 x 32 (unpacked span)", "linear_q_neon.cpp", r"gemm_panel<.*NeonInt>", "smull",
            lacks="ushr", count=16),
@@ -142,7 +140,7 @@ I8MM = "armv8.6-a+dotprod+i8mm+fp16"
 TINY_F32 = r"tinyBLAS<4, __Float32x4_t.*::gemm(_bloc<4, 6>|<4, 6, 4>)"
 TINY_F16 = r"tinyBLAS<8, __Float16x8_t.*::gemm(_bloc<4, 6>|<4, 6, 4>)"
 SPAN = "int8 / int4 GEMM, sdot, 2 x 32 (a chunk's span in the buffer)"
-QUAD = "int8 / int4 GEMM, smmla, 4 x 16 (a chunk's span interleaved)"
+MMLA = "int8 / int4 GEMM, smmla, 2 x 32 (a chunk's span interleaved)"
 # The MACs per iteration, from the source: q4_0 4x4's block loop (hand-written assembly) is 16 rows
 # x 4 columns x one block of 32 (128 sdot); 4x8's the same by 64 smmla; q8_0's intrinsics 4 rows x
 # 4 columns x 32 (32 sdot, 16 smmla); a GEMV's one row x 4 columns x 32 (8 sdot); vec_dot's two
@@ -151,7 +149,7 @@ GGML = [
     Peer("int4 (q4_0)", "ggml_gemm_q4_0_4x4_q8_0, sdot, 16 x 4 (prefill)", REPACK, r"^ggml_gemm_q4_0_4x4_q8_0$",
          "sdot", DOTPROD, 2048, SPAN, needs="dotprod"),
     Peer("int4 (q4_0)", "ggml_gemm_q4_0_4x8_q8_0, smmla, 16 x 4 (prefill)", REPACK, r"^ggml_gemm_q4_0_4x8_q8_0$",
-         "smmla", I8MM, 2048, QUAD, needs="i8mm"),
+         "smmla", I8MM, 2048, MMLA, needs="i8mm"),
     Peer("int4 (q4_0)", "ggml_gemv_q4_0_4x4_q8_0, sdot, 1 x 4 (decode)", REPACK, r"^ggml_gemv_q4_0_4x4_q8_0$",
          "sdot", DOTPROD, 128, "int4 GEMV, sdot, 2 panels", needs="dotprod"),
     Peer("int4 (q4_0)", "ggml_gemv_q4_0_4x8_q8_0, sdot, 1 x 4 (decode, i8mm builds)", REPACK,
@@ -161,7 +159,7 @@ GGML = [
     Peer("int8 (q8_0)", "ggml_gemm_q8_0_4x4_q8_0, sdot, 4 x 4 (prefill)", REPACK, r"^ggml_gemm_q8_0_4x4_q8_0$",
          "sdot", DOTPROD, 512, SPAN, needs="dotprod"),
     Peer("int8 (q8_0)", "ggml_gemm_q8_0_4x8_q8_0, smmla, 4 x 4 (prefill)", REPACK, r"^ggml_gemm_q8_0_4x8_q8_0$",
-         "smmla", I8MM, 512, QUAD, needs="i8mm"),
+         "smmla", I8MM, 512, MMLA, needs="i8mm"),
     Peer("int8 (q8_0)", "ggml_gemv_q8_0_4x4_q8_0, sdot, 1 x 4 (decode)", REPACK, r"^ggml_gemv_q8_0_4x4_q8_0$",
          "sdot", DOTPROD, 128, "int8 GEMV, sdot, 2 panels", needs="dotprod"),
     Peer("int8 (q8_0)", "ggml_vec_dot_q8_0_q8_0, sdot, 1 x 1 (not repacked)", QUANTS, r"^ggml_vec_dot_q8_0_q8_0$",

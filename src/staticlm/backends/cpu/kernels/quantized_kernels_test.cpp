@@ -206,9 +206,9 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
   // partial last group), N off the panel, every group size, a bias. The AMX tiles take int8
   // calls from 5 rows and int4 from 33 in blocks of 16 rows, groups of 16 to 64 k in one step
   // and of 128 in two, and int4 in spans of the groups the scratch holds (35 of 32 k, 63 of 16 k:
-  // two spans each). smmla takes calls from 33 rows in blocks of four rows by half a panel (the
-  // second half from 17 columns), a pair of rows left over, an odd last one on sdot; sdot's
-  // chunks from 33 rows (int4's from 17) copy spans into the scratch (1000 k in groups of 32: two).
+  // two spans each). smmla takes calls from 33 rows in pairs of rows, an odd last one on sdot;
+  // sdot's chunks from 33 rows (int4's from 17) copy spans into the scratch (1000 k in groups of
+  // 32: two).
   const std::vector<QuantCase> cases = {
       {PanelCodes::kInt8, 32, 1, 576, 100, false},   {PanelCodes::kInt4, 32, 1, 576, 64, true},
       {PanelCodes::kInt8, 16, 1, 40, 33, false},     {PanelCodes::kInt4, 128, 1, 300, 31, false},

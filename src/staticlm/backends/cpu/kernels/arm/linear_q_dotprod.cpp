@@ -153,7 +153,8 @@ void dot_rows(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m
   constexpr int CS = kStepRegs;
   const QuantizedRows& xq = *op.x_quantized;
   const int64_t g = op.group;
-  const int64_t run = g / 4 * kWordBytes;  // a register's words of one group
+  // A register's words of one group: a constant where it can be, the loads' offsets.
+  const int64_t run = (ONE_BLOCK ? KB : g) / 4 * kWordBytes;
   const int64_t blocks = ONE_BLOCK ? 1 : g / KB;
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
   Reg acc[ROWS][kR];

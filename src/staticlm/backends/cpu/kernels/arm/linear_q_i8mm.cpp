@@ -5,14 +5,17 @@
 // columns of weights, 32 products per instruction where sdot has 16. A panel stores four k of a
 // lane per word, word rows in k order (int4: the low and high nibbles of one word row), so the
 // words of two adjacent word rows zipped hold two columns' 8 k each. A chunk interleaves a span
-// of groups so once into a per-thread buffer, as signed codes (no offset), and every pair of
-// rows reads it with one load per smmla; the weights stay as exported.
+// of groups so once into a per-thread buffer, as signed codes (no offset), each lane pair's k of a
+// group together and the scales widened to f32 in smmla's order; the weights stay as exported.
 //
-// Per group, 16 accumulators of 2 rows x 2 columns cover four rows by half a panel (two rows by
-// a whole panel for a pair left over); then each row's lanes are unzipped and scaled as every
-// integer path scales them. An odd last row, decode and calls of a few rows (which stream the
-// panels as stored) run the sdot kernels. The integer sums are exact, so the results equal the
-// other paths' bit for bit.
+// Two rows by a whole panel at a time: 16 float sums of 2 rows x 2 columns, kept in smmla's order
+// across the span and unzipped into rows once at its end. Each step finishes a few lane pairs'
+// sums of a group, then scales them as every integer path does, before the next: per group of 32
+// weights, scales included, 0.46 of smmla's peak in llvm-mca's Neoverse V1 model
+// (bench/neon_mca.py), where four rows by half a panel a word row at a time, then every sum
+// unzipped and scaled, gave 0.34. An odd last row, decode and calls of a few rows (which stream
+// the panels as stored) run the sdot kernels. The integer sums are exact, so the results equal
+// the other paths' bit for bit.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -44,21 +47,38 @@ constexpr int kR = qtiles::kRegs<Q>;  // registers of 4 lanes per panel
 constexpr int kLanePairs = 2 * kR;    // 16 pairs of adjacent lanes per panel
 constexpr int64_t kPairBytes = 16;    // a lane pair's 8 k: smmla's B operand
 
-// Groups [first, last) of panel `panel` into `scratch`, each as its scales and then, per 8 k and
-// lane pair j, 16 bytes: lane 2j's 8 signed codes, then lane 2j + 1's.
+// A span group's scales, widened to f32 once and laid out as the sums are: lane pair j's
+// (d[2j], d[2j + 1], d[2j], d[2j + 1]).
+constexpr int64_t kPairScaleBytes = kLanePairs * 4 * static_cast<int64_t>(sizeof(float));
+
+int64_t span_group_bytes(const LinearOperands& op) {
+  return kPairScaleBytes + kPanelColumns * op.group;
+}
+
+// Groups [first, last) of panel `panel` into `scratch`, each as its scales (kPairScaleBytes) and
+// then, per lane pair j and 8 k t, 16 bytes: lane 2j's 8 signed codes, then lane 2j + 1's; a
+// lane pair's 8 k steps of a group lie together.
 qtiles::GroupSpan interleave(const LinearOperands& op, const uint8_t* panel, int64_t first, int64_t last,
                              uint8_t* scratch) {
   const int64_t gbytes = qtiles::group_bytes(op);
-  const int64_t out_bytes = qtiles::unpacked_group_bytes(op);
+  const int64_t out_bytes = span_group_bytes(op);
+  const int64_t steps = op.group / 8;
   const bool int4 = op.codes == PanelCodes::kInt4;
   for (int64_t gi = first; gi < last; ++gi) {
     const uint8_t* group = panel + gi * gbytes;
     uint8_t* out = scratch + (gi - first) * out_bytes;
-    std::memcpy(out, group, qtiles::kScaleBytes);
-    const uint8_t* codes = group + qtiles::kScaleBytes;
-    int8_t* pairs = reinterpret_cast<int8_t*>(out + qtiles::kScaleBytes);
+    const uint16_t* half_scales = reinterpret_cast<const uint16_t*>(group);
+    float* scales = reinterpret_cast<float*>(out);
     tiles::prefetch_lines<qtiles::kScaleBytes>(reinterpret_cast<const char*>(group) + tiles::kGemvPrefetchBytes);
-    for (int64_t t = 0; t < op.group / 8; ++t) {
+#pragma GCC unroll 8
+    for (int c = 0; c < kR; ++c) {
+      const float32x4_t d = Q::load(tiles::F16{}, half_scales + c * Q::kWidth);
+      vst1q_f32(scales + 8 * c, vcombine_f32(vget_low_f32(d), vget_low_f32(d)));  // lane pair 2c
+      vst1q_f32(scales + 8 * c + 4, vcombine_f32(vget_high_f32(d), vget_high_f32(d)));
+    }
+    const uint8_t* codes = group + qtiles::kScaleBytes;
+    int8_t* pairs = reinterpret_cast<int8_t*>(out + kPairScaleBytes);
+    for (int64_t t = 0; t < steps; ++t) {
       // k 8t .. 8t + 3 and 8t + 4 .. 8t + 7 of every lane: int4's low and high nibbles of word row
       // t, int8's word rows 2t and 2t + 1.
       const uint8_t* low_k = codes + (int4 ? t : 2 * t) * qtiles::kWordRowBytes;
@@ -77,171 +97,134 @@ qtiles::GroupSpan interleave(const LinearOperands& op, const uint8_t* panel, int
         }
         const int32x4_t low_words = vreinterpretq_s32_s8(low);
         const int32x4_t high_words = vreinterpretq_s32_s8(high);
-        int8_t* step = pairs + (t * kLanePairs + 2 * c) * kPairBytes;
-        vst1q_s8(step, vreinterpretq_s8_s32(vzip1q_s32(low_words, high_words)));  // lanes 4c, 4c + 1
-        vst1q_s8(step + kPairBytes, vreinterpretq_s8_s32(vzip2q_s32(low_words, high_words)));
+        int8_t* pair = pairs + (2 * c * steps + t) * kPairBytes;  // lanes 4c, 4c + 1; then 4c + 2, 4c + 3
+        vst1q_s8(pair, vreinterpretq_s8_s32(vzip1q_s32(low_words, high_words)));
+        vst1q_s8(pair + steps * kPairBytes, vreinterpretq_s8_s32(vzip2q_s32(low_words, high_words)));
       }
     }
   }
   return {scratch, out_bytes, first, last, 0};
 }
 
-// Rows m0 and m0 + 1 over an interleaved span, the float sums kept in registers across it and
-// added to out (written, for the first span).
-void mmla_pair(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m0, int64_t n0) {
+// As in linear_q_dotprod.cpp: integer sums start at the bits of 1.5 * 2^23, so that, below 2^22
+// in magnitude, one subtraction gives each as a float, exactly as scvtf does in two slots of the
+// vector pipes of llvm-mca's Neoverse V1 model.
+constexpr int32_t kSumBias = 0x4B400000;
+constexpr float kSumBiasValue = 12582912.0f;
+static_assert(128 * 128 * 127 < (1 << 22));
+
+// Lane pairs a step of mmla_pair sums at once.
+constexpr int kStepPairs = 2;
+
+// Rows m0 and m0 + 1 over an interleaved span, the float sums kept in registers across it in
+// smmla's order: acc[j] = (row 0 x lane 2j, row 0 x lane 2j + 1, row 1 x lane 2j, row 1 x lane
+// 2j + 1), added to out (written, for the first span) and unzipped into rows once at the end.
+// Each step of kStepPairs lane pairs takes its group's whole sums, then its scale step, before
+// the next, as dot_rows does for sdot: the scale step overlaps the next smmla, and only a few
+// integer sums are live beside the 16 float sums and x's codes. A group is KB k (16 or 32, x's
+// codes held in registers), or (ONE_BLOCK false) a loop over blocks of KB. Not inlined into its
+// one caller, so that bench/neon_mca.py finds its loop by name.
+template <int KB, bool ONE_BLOCK>
+[[gnu::noinline]] void mmla_pair(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m0, int64_t n0) {
+  constexpr int JS = kStepPairs;
+  constexpr int kSteps = KB / 8;
   const QuantizedRows& xq = *op.x_quantized;
   const int64_t g = op.group;
+  const int64_t steps = ONE_BLOCK ? kSteps : g / 8;  // a constant where it can be: the loads' offsets
+  const int64_t blocks = ONE_BLOCK ? 1 : g / KB;
   const int64_t cols = op.columns - n0 < kPanelColumns ? op.columns - n0 : kPanelColumns;
-  Q::Reg acc[2][kR];
-#pragma GCC unroll 2
-  for (int r = 0; r < 2; ++r) {
-    alignas(16) float partial[kPanelColumns] = {};
+  float32x4_t acc[kLanePairs];
+  {
+    alignas(16) float partial[2][kPanelColumns] = {};
     if (span.first > 0) {
-      std::memcpy(partial, op.out + (m0 + r) * op.columns + n0, static_cast<size_t>(cols) * sizeof(float));
+#pragma GCC unroll 2
+      for (int r = 0; r < 2; ++r) {
+        std::memcpy(partial[r], op.out + (m0 + r) * op.columns + n0, static_cast<size_t>(cols) * sizeof(float));
+      }
     }
-#pragma GCC unroll 8
-    for (int c = 0; c < kR; ++c) {
-      acc[r][c] = Q::load(tiles::F32{}, partial + c * Q::kWidth);
+#pragma GCC unroll 16
+    for (int j = 0; j < kLanePairs; ++j) {
+      acc[j] = vcombine_f32(vld1_f32(partial[0] + 2 * j), vld1_f32(partial[1] + 2 * j));
     }
   }
   const int8_t* x0 = xq.codes(m0);
   const int8_t* x1 = xq.codes(m0 + 1);
+  const float* dx0 = xq.row_scales(m0);
+  const float* dx1 = xq.row_scales(m0 + 1);
   for (int64_t gi = span.first; gi < span.last; ++gi) {
-    const uint8_t* group_start = span.base + (gi - span.first) * span.stride;
-    const int8_t* pairs = reinterpret_cast<const int8_t*>(group_start + qtiles::kScaleBytes);
-    // sums[j] = [row 0 x lane 2j, row 0 x lane 2j + 1, row 1 x lane 2j, row 1 x lane 2j + 1].
-    int32x4_t sums[kLanePairs];
+    const uint8_t* group = span.base + (gi - span.first) * span.stride;
+    const float* scales = reinterpret_cast<const float*>(group);
+    const int8_t* pairs = reinterpret_cast<const int8_t*>(group + kPairScaleBytes);
+    // (dx of row 0, twice; dx of row 1, twice), as acc is laid out.
+    const float32x4_t x_scale = vcombine_f32(vdup_n_f32(dx0[gi]), vdup_n_f32(dx1[gi]));
 #pragma GCC unroll 16
-    for (int j = 0; j < kLanePairs; ++j) {
-      sums[j] = vdupq_n_s32(0);
-    }
-    for (int64_t t = 0; t < g / 8; ++t) {
-      const int8x16_t x = vcombine_s8(vld1_s8(x0 + gi * g + 8 * t), vld1_s8(x1 + gi * g + 8 * t));
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanePairs; ++j) {
-        sums[j] = vmmlaq_s32(sums[j], x, vld1q_s8(pairs + (t * kLanePairs + j) * kPairBytes));
+    for (int j0 = 0; j0 < kLanePairs; j0 += JS) {
+      int32x4_t sums[JS];
+#pragma GCC unroll 4
+      for (int i = 0; i < JS; ++i) {
+        sums[i] = vdupq_n_s32(kSumBias);
+      }
+      for (int64_t b = 0; b < blocks; ++b) {
+        // The two rows' 8 k of step t in one register: smmla's A operand.
+        int8x16_t x[kSteps];
+#pragma GCC unroll 4
+        for (int t = 0; t < kSteps; ++t) {
+          const int64_t k = gi * g + b * KB + 8 * t;
+          x[t] = vcombine_s8(vld1_s8(x0 + k), vld1_s8(x1 + k));
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < kSteps; ++t) {
+#pragma GCC unroll 4
+          for (int i = 0; i < JS; ++i) {
+            sums[i] = vmmlaq_s32(sums[i], x[t], vld1q_s8(pairs + ((j0 + i) * steps + b * kSteps + t) * kPairBytes));
+          }
+        }
+      }
+#pragma GCC unroll 4
+      for (int i = 0; i < JS; ++i) {
+        // qtiles::scale_group's arithmetic, lane for lane.
+        const float32x4_t sum = vsubq_f32(vreinterpretq_f32_s32(sums[i]), vdupq_n_f32(kSumBiasValue));
+        acc[j0 + i] = vfmaq_f32(acc[j0 + i], sum, vmulq_f32(vld1q_f32(scales + 4 * (j0 + i)), x_scale));
+        // A barrier to g++'s scheduler, as in dot_rows: the next smmla stay after this step.
+        asm volatile("" : "+w"(acc[j0 + i]));
       }
     }
-    Q::IReg rows[2][kR];
+  }
+  alignas(16) float rows[2][kPanelColumns];
 #pragma GCC unroll 8
-    for (int c = 0; c < kR; ++c) {
-      const int64x2_t left = vreinterpretq_s64_s32(sums[2 * c]);
-      const int64x2_t right = vreinterpretq_s64_s32(sums[2 * c + 1]);
-      rows[0][c] = vreinterpretq_s32_s64(vzip1q_s64(left, right));
-      rows[1][c] = vreinterpretq_s32_s64(vzip2q_s64(left, right));
-    }
-#pragma GCC unroll 2
-    for (int r = 0; r < 2; ++r) {
-      qtiles::scale_group<Q>(acc[r], rows[r], group_start, 0, xq.row_scales(m0 + r)[gi]);
-    }
+  for (int c = 0; c < kR; ++c) {
+    const float64x2_t left = vreinterpretq_f64_f32(acc[2 * c]);
+    const float64x2_t right = vreinterpretq_f64_f32(acc[2 * c + 1]);
+    vst1q_f32(rows[0] + 4 * c, vreinterpretq_f32_f64(vzip1q_f64(left, right)));
+    vst1q_f32(rows[1] + 4 * c, vreinterpretq_f32_f64(vzip2q_f64(left, right)));
   }
 #pragma GCC unroll 2
   for (int r = 0; r < 2; ++r) {
-    tiles::store_panel<Q>(op, acc[r], op.out + (m0 + r) * op.columns, n0);
-  }
-}
-
-// Rows m0 .. m0 + 3 over half a panel (lanes 16 * half .. 16 * half + 15) of an interleaved span:
-// each lane pair's 16 bytes loaded once for two pairs of rows, 16 accumulators of 2 x 2 sums.
-// A whole panel for one pair of rows loads once per smmla, which left the loads bounding the
-// loop (0.66 of smmla's peak in llvm-mca's Neoverse V1 model, bench/neon_mca.py).
-void mmla_quad(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m0, int64_t n0, int half) {
-  constexpr int kHalfRegs = kR / 2;
-  const QuantizedRows& xq = *op.x_quantized;
-  const int64_t g = op.group;
-  const int64_t first_column = n0 + half * kHalfRegs * Q::kWidth;
-  const int64_t cols =
-      op.columns - first_column < kHalfRegs * Q::kWidth ? op.columns - first_column : kHalfRegs * Q::kWidth;
-  Q::Reg acc[4][kHalfRegs];
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    alignas(16) float partial[kHalfRegs * Q::kWidth] = {};
-    if (span.first > 0) {
-      std::memcpy(partial, op.out + (m0 + r) * op.columns + first_column, static_cast<size_t>(cols) * sizeof(float));
-    }
-#pragma GCC unroll 4
-    for (int c = 0; c < kHalfRegs; ++c) {
-      acc[r][c] = Q::load(tiles::F32{}, partial + c * Q::kWidth);
-    }
-  }
-  const int8_t* x[4];
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    x[r] = xq.codes(m0 + r);
-  }
-  for (int64_t gi = span.first; gi < span.last; ++gi) {
-    const uint8_t* group_start = span.base + (gi - span.first) * span.stride;
-    const int8_t* pairs = reinterpret_cast<const int8_t*>(group_start + qtiles::kScaleBytes) + half * kR * kPairBytes;
-    // sums[P][j]: rows 2P and 2P + 1 against the half's lane pair j, as mmla_pair's.
-    int32x4_t sums[2][kR];
-#pragma GCC unroll 2
-    for (int pair = 0; pair < 2; ++pair) {
-#pragma GCC unroll 8
-      for (int j = 0; j < kR; ++j) {
-        sums[pair][j] = vdupq_n_s32(0);
-      }
-    }
-    for (int64_t t = 0; t < g / 8; ++t) {
-      const int64_t k = gi * g + 8 * t;
-      const int8x16_t upper = vcombine_s8(vld1_s8(x[0] + k), vld1_s8(x[1] + k));
-      const int8x16_t lower = vcombine_s8(vld1_s8(x[2] + k), vld1_s8(x[3] + k));
-#pragma GCC unroll 8
-      for (int j = 0; j < kR; ++j) {
-        const int8x16_t lanes = vld1q_s8(pairs + (t * kLanePairs + j) * kPairBytes);
-        sums[0][j] = vmmlaq_s32(sums[0][j], upper, lanes);
-        sums[1][j] = vmmlaq_s32(sums[1][j], lower, lanes);
-      }
-    }
-    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group_start) + half * kHalfRegs * Q::kWidth;
-#pragma GCC unroll 2
-    for (int pair = 0; pair < 2; ++pair) {
-      const Q::Reg upper_scale = Q::set1(xq.row_scales(m0 + 2 * pair)[gi]);
-      const Q::Reg lower_scale = Q::set1(xq.row_scales(m0 + 2 * pair + 1)[gi]);
-#pragma GCC unroll 4
-      for (int c = 0; c < kHalfRegs; ++c) {
-        const int64x2_t left = vreinterpretq_s64_s32(sums[pair][2 * c]);
-        const int64x2_t right = vreinterpretq_s64_s32(sums[pair][2 * c + 1]);
-        const Q::Reg d = Q::load(tiles::F16{}, scales + c * Q::kWidth);
-        // qtiles::scale_group's arithmetic, lane for lane.
-        acc[2 * pair][c] = Q::fma(Q::to_float(vreinterpretq_s32_s64(vzip1q_s64(left, right)), 0),
-                                  Q::mul(d, upper_scale), acc[2 * pair][c]);
-        acc[2 * pair + 1][c] = Q::fma(Q::to_float(vreinterpretq_s32_s64(vzip2q_s64(left, right)), 0),
-                                      Q::mul(d, lower_scale), acc[2 * pair + 1][c]);
-      }
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    alignas(16) float lanes[kHalfRegs * Q::kWidth];
-#pragma GCC unroll 4
-    for (int c = 0; c < kHalfRegs; ++c) {
-      Q::store(lanes + c * Q::kWidth, acc[r][c]);
-    }
-    std::memcpy(op.out + (m0 + r) * op.columns + first_column, lanes, static_cast<size_t>(cols) * sizeof(float));
+    std::memcpy(op.out + (m0 + r) * op.columns + n0, rows[r], static_cast<size_t>(cols) * sizeof(float));
   }
 }
 
 // A chunk over panel p, a span of groups at a time: interleaved into `scratch` and read there by
-// every pair of rows; an odd last row reads the span as stored, on sdot.
+// every pair of rows, with the group's k in registers where it fits (16 or 32) and in blocks of 32
+// otherwise; an odd last row reads the span as stored, on sdot.
 void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
   const uint8_t* panel = static_cast<const uint8_t*>(op.weight) + p * op.panel_elements;
   const int64_t gbytes = qtiles::group_bytes(op);
   const int64_t groups = op.x_quantized->groups;
   const int64_t n0 = p * kPanelColumns;
-  const int64_t per_span = qtiles::unpack_span_groups(op);
+  const int64_t per_span = qtiles::kUnpackScratchBytes / span_group_bytes(op);
   for (int64_t first = 0; first < groups; first += per_span) {
     const int64_t last = first + per_span < groups ? first + per_span : groups;
     const qtiles::GroupSpan span = interleave(op, panel, first, last, scratch);
     int64_t m = 0;
-    for (; m + 4 <= op.rows; m += 4) {
-      mmla_quad(op, span, m, n0, 0);
-      if (op.columns - n0 > kPanelColumns / 2) {
-        mmla_quad(op, span, m, n0, 1);
+    for (; m + 2 <= op.rows; m += 2) {
+      if (op.group == 16) {
+        mmla_pair<16, true>(op, span, m, n0);
+      } else if (op.group == 32) {
+        mmla_pair<32, true>(op, span, m, n0);
+      } else {
+        mmla_pair<32, false>(op, span, m, n0);
       }
-    }
-    if (m + 2 <= op.rows) {
-      mmla_pair(op, span, m, n0);
-      m += 2;
     }
     if (m < op.rows) {
       const qtiles::GroupSpan stored{panel + first * gbytes, gbytes, first, last, qtiles::dot_offset<Q>(op.codes)};
