@@ -52,9 +52,9 @@ CPUS = {
     "apple-m1": {"dotprod"},
 }
 
-# Multiply-adds per instruction: 4 f32 lanes; sdot's 4 x 4 byte products; smmla's 2 x 2 x 8;
+# Multiply-adds per instruction: 4 f32 lanes; sdot's (usdot's) 4 x 4 byte products; smmla's 2 x 2 x 8;
 # smull / smull2's 8 products (the plain NEON path spends addp and sadalp beside them).
-MACS = {"fmla": 4, "sdot": 16, "smmla": 32, "smull": 8, "smull2": 8}
+MACS = {"fmla": 4, "sdot": 16, "usdot": 16, "smmla": 32, "smull": 8, "smull2": 8}
 
 
 def macs_of(instruction):
@@ -103,10 +103,12 @@ KERNELS = [
            r"gemm_rows<.*NeonDot, 2, false, false>", "sdot", needs="dotprod", group=8),
     Kernel("int4 GEMM, sdot, 2 x 32 (a few rows, nibbles split)", "linear_q_dotprod.cpp", r"gemm_panel<.*NeonDot>",
            "sdot", needs="dotprod", contains="ushr", count=32, group=4),
-    Kernel("int8 GEMV, sdot, 2 panels", "linear_q_dotprod.cpp", r"gemv_panels<.*NeonDot, 2>", "sdot",
-           needs="dotprod", lacks="ushr", group=8),
-    Kernel("int4 GEMV, sdot, 2 panels", "linear_q_dotprod.cpp", r"gemv_panels<.*NeonDot, 2>", "sdot",
-           needs="dotprod", contains="ushr", group=4),
+    Kernel("int8 GEMV, sdot, 2 panels", "linear_q_dotprod.cpp", r"gemv_panels<false, false, 2, 32, true>", "sdot",
+           needs="dotprod", group=1, whole=True),
+    Kernel("int8 GEMV, usdot, 2 panels (i8mm)", "linear_q_i8mm.cpp", r"gemv_panels<true, false, 2, 32, true>",
+           "usdot", needs="i8mm", group=1, whole=True),
+    Kernel("int4 GEMV, sdot, 2 panels", "linear_q_dotprod.cpp", r"gemv_panels<false, true, 2, 32, true>", "sdot",
+           needs="dotprod", group=1, whole=True),
     Kernel("int8 / int4 GEMM, smmla, 2 x 32 (a chunk's span interleaved)", "linear_q_i8mm.cpp", r"mmla_pair<32, true>",
            "smmla", needs="i8mm", group=1, whole=True),
     Kernel("int8 GEMM, plain NEON, 1 x 32", "linear_q_neon.cpp", r"gemm_rows<.*NeonInt, 1, false, false>", "smull"),
@@ -162,6 +164,9 @@ GGML = [
          "smmla", I8MM, 512, MMLA, needs="i8mm"),
     Peer("int8 (q8_0)", "ggml_gemv_q8_0_4x4_q8_0, sdot, 1 x 4 (decode)", REPACK, r"^ggml_gemv_q8_0_4x4_q8_0$",
          "sdot", DOTPROD, 128, "int8 GEMV, sdot, 2 panels", needs="dotprod"),
+    # An i8mm CPU (V1) decodes int8 by usdot, the stored panels with no eor.
+    Peer("int8 (q8_0)", "ggml_gemv_q8_0_4x4_q8_0, sdot, 1 x 4 (decode)", REPACK, r"^ggml_gemv_q8_0_4x4_q8_0$",
+         "sdot", DOTPROD, 128, "int8 GEMV, usdot, 2 panels (i8mm)", needs="dotprod"),
     Peer("int8 (q8_0)", "ggml_vec_dot_q8_0_q8_0, sdot, 1 x 1 (not repacked)", QUANTS, r"^ggml_vec_dot_q8_0_q8_0$",
          "sdot", DOTPROD, 64, "int8 GEMV, sdot, 2 panels", needs="dotprod"),
     Peer("f32", "tinyBLAS f32, 4 x 6 registers (prefill)", SGEMM, TINY_F32, "fmla", DOTPROD, 96,
@@ -395,6 +400,8 @@ def peak_key(kernel, body):
     """The PEAK_LOOPS entry a loop is held against: fmla on f16 lanes has its own."""
     if kernel.op == "fmla" and any(mnemonic(i) == "fmla" and ".8h" in i for i in body):
         return "fmla.8h"
+    if kernel.op == "usdot":  # the pipes and rate of sdot, in every model here
+        return "sdot"
     return kernel.op
 
 

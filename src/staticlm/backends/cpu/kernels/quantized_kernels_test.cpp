@@ -220,6 +220,7 @@ TEST_P(QuantizedKernelsTest, EveryPathEqualsTheSchemeAndStaysWithinTheBoundOfThe
       {PanelCodes::kInt8, 16, 100, 120, 130, false}, {PanelCodes::kInt4, 128, 48, 520, 64, false},
       {PanelCodes::kInt8, 64, 7, 200, 64, true},     {PanelCodes::kInt8, 64, 37, 130, 40, false},
       {PanelCodes::kInt8, 32, 34, 1000, 40, true},   {PanelCodes::kInt4, 32, 21, 200, 40, true},
+      {PanelCodes::kInt8, 64, 1, 200, 70, true},     {PanelCodes::kInt4, 16, 1, 72, 40, false},
   };
   for (const QuantCase& c : cases) {
     SCOPED_TRACE(testing::Message() << panel_layout_name(c.codes) << " g" << c.group << " x[" << c.rows << ", "

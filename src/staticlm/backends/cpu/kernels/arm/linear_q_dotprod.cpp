@@ -27,6 +27,7 @@
 #pragma GCC target("arch=armv8.2-a+dotprod")
 #endif
 
+#include "staticlm/backends/cpu/kernels/arm/linear_q_gemv.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_int.h"
@@ -92,15 +93,6 @@ qtiles::GroupSpan span_of(const LinearOperands& op, const uint8_t* panel, int64_
   }
   return {scratch, out_bytes, first, last, 0};
 }
-
-// Integer sums start at the bits of 1.5 * 2^23 rather than at zero: a sum of products below 2^22
-// in magnitude (at most 128 x 128 x 127, a group of 128) then reads as the float 1.5 * 2^23 + sum,
-// whose unit in the last place is 1, so one subtraction gives the sum as a float, exactly as scvtf
-// does. In llvm-mca's Neoverse N1 and V1 models scvtf takes two slots of the vector pipes, the
-// subtraction one.
-constexpr int32_t kSumBias = 0x4B400000;
-constexpr float kSumBiasValue = 12582912.0f;
-static_assert(128 * 128 * 127 < (1 << 22));
 
 // Registers of lanes a step of dot_rows sums at once: with two rows, four chains of sdot, which
 // cover its latency on two pipes.
@@ -196,7 +188,7 @@ void dot_rows(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m
         words[i] = lanes + (c0 + i) * run;
 #pragma GCC unroll 4
         for (int r = 0; r < ROWS; ++r) {
-          ia[i][r] = vdupq_n_s32(kSumBias);
+          ia[i][r] = vdupq_n_s32(NeonDot::kSumBias);
         }
       }
       for (int64_t b = 0; b < blocks; ++b) {
@@ -213,7 +205,7 @@ void dot_rows(const LinearOperands& op, const qtiles::GroupSpan& span, int64_t m
 #pragma GCC unroll 4
         for (int r = 0; r < ROWS; ++r) {
           // qtiles::scale_group's arithmetic, lane for lane, with no offset.
-          const Reg sum = vsubq_f32(vreinterpretq_f32_s32(ia[i][r]), vdupq_n_f32(kSumBiasValue));
+          const Reg sum = NeonDot::from_biased(ia[i][r]);
           acc[r][c0 + i] = NeonDot::fma(sum, vmulq_n_f32(d, dx[r]), acc[r][c0 + i]);
           // An empty volatile asm on the new sum: g++'s scheduler moves nothing across it, so
           // the next registers' sdot stay after this scale step. Left to itself it hoists them
@@ -271,15 +263,21 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
 }  // namespace
 
 void linear_columns_q_dotprod(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  // Decode, and a few rows streaming the panels as stored (int4 split in registers).
-  if (operands.rows <= qtiles::kStreamedQuantRows &&
-      (operands.codes != PanelCodes::kInt4 || operands.rows <= qtiles::kPackedRowBlocks * NeonDot::kQuantRows)) {
-    qtiles::quantized_columns<NeonDot>(operands, n_begin, n_end, scratch);
+  if (operands.rows == 1) {  // decode: sdot on the panels as stored
+    qgemv::columns<false>(operands, n_begin, n_end);
     return;
   }
+  // A few rows stream the panels as stored (int4 split in registers).
+  const bool streamed =
+      operands.rows <= qtiles::kStreamedQuantRows &&
+      (operands.codes != PanelCodes::kInt4 || operands.rows <= qtiles::kPackedRowBlocks * NeonDot::kQuantRows);
   const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
   for (int64_t p = n_begin / kPanelColumns; p < p_end; ++p) {
-    gemm_panel(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    if (streamed) {
+      qtiles::gemm_panel<NeonDot>(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    } else {
+      gemm_panel(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    }
   }
 }
 

@@ -33,6 +33,7 @@
 #pragma GCC target("arch=armv8.2-a+dotprod+i8mm")
 #endif
 
+#include "staticlm/backends/cpu/kernels/arm/linear_q_gemv.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_dot.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon_int.h"
@@ -106,13 +107,6 @@ qtiles::GroupSpan interleave(const LinearOperands& op, const uint8_t* panel, int
   return {scratch, out_bytes, first, last, 0};
 }
 
-// As in linear_q_dotprod.cpp: integer sums start at the bits of 1.5 * 2^23, so that, below 2^22
-// in magnitude, one subtraction gives each as a float, exactly as scvtf does in two slots of the
-// vector pipes of llvm-mca's Neoverse V1 model.
-constexpr int32_t kSumBias = 0x4B400000;
-constexpr float kSumBiasValue = 12582912.0f;
-static_assert(128 * 128 * 127 < (1 << 22));
-
 // Lane pairs a step of mmla_pair sums at once.
 constexpr int kStepPairs = 2;
 
@@ -162,7 +156,7 @@ template <int KB, bool ONE_BLOCK>
       int32x4_t sums[JS];
 #pragma GCC unroll 4
       for (int i = 0; i < JS; ++i) {
-        sums[i] = vdupq_n_s32(kSumBias);
+        sums[i] = vdupq_n_s32(Q::kSumBias);  // Q::from_biased reads them
       }
       for (int64_t b = 0; b < blocks; ++b) {
         // The two rows' 8 k of step t in one register: smmla's A operand.
@@ -183,7 +177,7 @@ template <int KB, bool ONE_BLOCK>
 #pragma GCC unroll 4
       for (int i = 0; i < JS; ++i) {
         // qtiles::scale_group's arithmetic, lane for lane.
-        const float32x4_t sum = vsubq_f32(vreinterpretq_f32_s32(sums[i]), vdupq_n_f32(kSumBiasValue));
+        const float32x4_t sum = Q::from_biased(sums[i]);
         acc[j0 + i] = vfmaq_f32(acc[j0 + i], sum, vmulq_f32(vld1q_f32(scales + 4 * (j0 + i)), x_scale));
         // A barrier to g++'s scheduler, as in dot_rows: the next smmla stay after this step.
         asm volatile("" : "+w"(acc[j0 + i]));
@@ -240,13 +234,17 @@ void gemm_panel(const LinearOperands& op, int64_t p, uint8_t* scratch) {
 }  // namespace
 
 void linear_columns_q_i8mm(const LinearOperands& operands, int64_t n_begin, int64_t n_end, float* scratch) {
-  if (operands.rows <= qtiles::kStreamedQuantRows) {
-    qtiles::quantized_columns<Q>(operands, n_begin, n_end, scratch);
+  if (operands.rows == 1) {  // decode: usdot on the panels as stored, int8 with no eor
+    qgemv::columns<true>(operands, n_begin, n_end);
     return;
   }
   const int64_t p_end = (n_end + kPanelColumns - 1) / kPanelColumns;
   for (int64_t p = n_begin / kPanelColumns; p < p_end; ++p) {
-    gemm_panel(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    if (operands.rows <= qtiles::kStreamedQuantRows) {  // a few rows, streaming the panels as stored on sdot
+      qtiles::gemm_panel<Q>(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    } else {
+      gemm_panel(operands, p, reinterpret_cast<uint8_t*>(scratch));
+    }
   }
 }
 

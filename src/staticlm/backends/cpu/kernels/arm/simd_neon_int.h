@@ -36,6 +36,15 @@ struct NeonIntBase : Neon {
   // The stored int8 bytes as signed codes q.
   static int8x16_t signed_codes(IReg w) { return veorq_s8(vreinterpretq_s8_s32(w), vdupq_n_s8(-128)); }
   static Reg to_float(IReg acc, int32_t offset_sum) { return vcvtq_f32_s32(vsubq_s32(acc, vdupq_n_s32(offset_sum))); }
+
+  // The AArch64 kernels' integer sums of a group start at kSumBias, the bits of 1.5 * 2^23, rather
+  // than at zero: a sum below 2^22 in magnitude (at most 128 x 128 x 127, a group of 128) then
+  // reads as the float 1.5 * 2^23 + sum, whose unit in the last place is 1, so one subtraction
+  // gives the sum as a float, exactly as scvtf does. In llvm-mca's Neoverse N1 and V1 models scvtf
+  // takes two slots of the vector pipes, the subtraction one.
+  static constexpr int32_t kSumBias = 0x4B400000;
+  static_assert(128 * 128 * 127 < (1 << 22));
+  static Reg from_biased(IReg acc) { return vsubq_f32(vreinterpretq_f32_s32(acc), vdupq_n_f32(12582912.0f)); }
 };
 
 }  // namespace
