@@ -318,7 +318,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     if (hold) {
       // The held text ends the reply: as calls where it parses as calls, else as text.
       const ParsedReply reply = parse_tool_calls(hold->held(), tool_syntax_, request_.tool_functions);
-      const std::string_view rest = reply.calls.empty() ? hold->held() : std::string_view(reply.content.value_or(""));
+      const std::string rest = reply.calls.empty() ? std::string(hold->held()) : reply.content.value_or("");
       if (!rest.empty()) {
         write(event(chat_chunk_json(header_, {{"content", rest}}, nullptr, take_logprobs(), choice)));
       }
