@@ -65,6 +65,23 @@ TEST_F(CliInspectTest, JsonIsAParseableDescription) {
   EXPECT_EQ(doc["constants"]["count"], 4);
   EXPECT_EQ(doc["embedded_files"][0]["name"], "notes.txt");
   EXPECT_EQ(doc["metadata"]["example"], "attention block");
+  // Weights are what the file maps; a session's own memory is its in-place inputs (the cache).
+  uint64_t in_place = 0;
+  for (const nlohmann::json& input : doc["methods"][0]["inputs"]) {
+    if (input["mutable"] == true) {
+      uint64_t elements = 1;
+      for (int64_t dim : input["shape"].get<std::vector<int64_t>>()) elements *= static_cast<uint64_t>(dim);
+      ASSERT_EQ(input["dtype"], "f32");
+      in_place += elements * 4;
+    }
+  }
+  EXPECT_GT(in_place, 0u);
+  EXPECT_EQ(doc["memory"]["cache_bytes"], in_place);
+  EXPECT_EQ(doc["memory"]["weight_bytes"],
+            doc["constants"]["bytes"].get<uint64_t>() + doc["named_data"]["bytes"].get<uint64_t>());
+  CommandResult text = run_cli("inspect " + path_);
+  EXPECT_NE(text.out.find("memory: weights "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" per session (the methods' in-place inputs)"), std::string::npos) << text.out;
 }
 
 // A program without delegates runs every node on the portable kernels it is loaded with.

@@ -198,6 +198,21 @@ TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
   EXPECT_NE(result.err.find("I/O buffers: heap 10 buffers"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("heap fallbacks: 0"), std::string::npos);
   EXPECT_NE(result.err.find("--- max new tokens ---"), std::string::npos) << result.err;
+  // The caches run allocated (by their I/O role) are what inspect reads off the methods' in-place
+  // inputs, and the weights what it counts in the file.
+  auto inspected = run_cli("inspect " + program_);
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  auto field = [](const std::string& text, const std::string& before, const std::string& after) {
+    const size_t at = text.find(before);
+    if (at == std::string::npos) return std::string("(missing)");
+    const size_t begin = at + before.size();
+    return text.substr(begin, text.find(after, begin) - begin);
+  };
+  EXPECT_EQ(field(result.err, "KV caches ", " (of the I/O buffers)"),
+            field(inspected.out, "KV caches ", " per session"))
+      << result.err << inspected.out;
+  EXPECT_EQ(field(result.err, "memory: weights ", " (mapped"), field(inspected.out, "memory: weights ", " (mapped"));
+  EXPECT_NE(field(result.err, "KV caches ", " (of"), "0 B");
 }
 
 // The fixture's generation_config says do_sample, temperature 0.6, top_p 0.9 and no top_k, so
@@ -307,6 +322,47 @@ TEST_F(CliModelTest, RunErrorsAreOneLine) {
   auto bad_sampling = run_cli("run " + program_ + " -p hi -n 4 --top-p 1.5");
   EXPECT_NE(bad_sampling.exit_code, 0);
   EXPECT_NE(bad_sampling.err.find("top_p"), std::string::npos) << bad_sampling.err;
+}
+
+// A second run with the same prompt cache prefills only the prompt's last token and writes the
+// same text; a damaged cache file is refused by name, never half-read.
+TEST_F(CliModelTest, RunKeepsAndReusesThePromptsCache) {
+  const std::string cache = test_temp_path("llama3.prompt-cache");
+  std::filesystem::remove(cache);
+  const std::string run = "run " + program_ + " -p 'hello world, and the rest of a long prompt' -n 6 --temp 0";
+  auto first = run_cli(run + " --prompt-cache " + cache);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("prompt cache: 0 of "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("the prompt's cache saved to it"), std::string::npos) << first.err;
+  ASSERT_TRUE(std::filesystem::exists(cache));
+  auto second = run_cli(run + " --prompt-cache " + cache);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out, first.out);
+  const size_t at = second.err.find("prompt cache: ");
+  ASSERT_NE(at, std::string::npos) << second.err;
+  long long reused = 0;
+  long long prompt = 0;
+  ASSERT_EQ(std::sscanf(second.err.c_str() + at, "prompt cache: %lld of %lld", &reused, &prompt), 2);
+  EXPECT_EQ(reused + 1, prompt) << "all but the last prompt token, whose logits pick the first new one";
+  EXPECT_EQ(second.err.find("saved to it"), std::string::npos) << "nothing new to keep";
+  EXPECT_EQ(run_cli(run).out, first.out) << "the same text as without a cache";
+
+  std::string bytes;
+  {
+    std::ifstream in(cache, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+  std::ofstream(cache, std::ios::binary) << bytes;
+  auto damaged = run_cli(run + " --prompt-cache " + cache);
+  EXPECT_NE(damaged.exit_code, 0);
+  EXPECT_EQ(count_lines(damaged.err), 1u) << damaged.err;
+  EXPECT_NE(damaged.err.find("--prompt-cache: session file '" + cache + "': its checksum does not match"),
+            std::string::npos)
+      << damaged.err;
+  auto chat = run_cli("run " + program_ + " --chat --prompt-cache " + cache);
+  EXPECT_NE(chat.exit_code, 0);
+  EXPECT_NE(chat.err.find("--prompt-cache keeps a one-shot run's prompt"), std::string::npos) << chat.err;
 }
 
 TEST_F(CliModelTest, BenchReportsSpeedAgainstTheMeasuredMachine) {

@@ -35,6 +35,10 @@ class ProgramFile {
   const fb::Program& program() const { return *program_; }
   const std::string& path() const { return name_; }
   uint64_t file_size() const { return bytes_.size(); }
+  // The program's flatbuffer: graph, metadata and the data segments' checksums, not their bytes.
+  std::span<const uint8_t> flatbuffer_bytes() const {
+    return bytes_.subspan(header_.flatbuffer_offset, header_.flatbuffer_size);
+  }
 
   // Bytes of segment `index` (validated at open).
   std::span<const uint8_t> segment(uint32_t index) const;

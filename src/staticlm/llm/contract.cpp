@@ -7,6 +7,14 @@
 
 namespace staticlm {
 
+Result<std::vector<uint8_t>> LlmSession::cache_contents() const {
+  return unimplemented("this contract's sessions cannot be saved");
+}
+
+Status LlmSession::restore_cache(std::span<const int32_t>, std::span<const uint8_t>) {
+  return unimplemented("this contract's sessions cannot be restored");
+}
+
 Status ContractRegistry::add(std::unique_ptr<LlmContract> contract) {
   for (const auto& existing : contracts_) {
     if (existing->name() == contract->name() && existing->version() == contract->version()) {

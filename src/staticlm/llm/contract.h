@@ -54,6 +54,12 @@ class LlmSession {
   // position()); a later feed overwrites the forgotten slots, which no query attends to meanwhile.
   virtual void truncate(int64_t length) = 0;
   virtual IoStats io_stats() const = 0;
+  // The used part of every cache, in an order of the contract's own, for a session file
+  // (session_file.h). Unimplemented for a contract whose sessions cannot be saved.
+  virtual Result<std::vector<uint8_t>> cache_contents() const;
+  // Replaces what the session holds with `tokens` and their caches' `contents` (cache_contents'
+  // layout). InvalidArgument, changing nothing, when they do not fit this session.
+  virtual Status restore_cache(std::span<const int32_t> tokens, std::span<const uint8_t> contents);
 };
 
 struct SessionOptions {

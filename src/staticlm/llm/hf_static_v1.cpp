@@ -99,6 +99,44 @@ class HfStaticSession final : public LlmSession {
   }
   IoStats io_stats() const override { return io_->stats(); }
 
+  // Per layer, keys then values, per kv head: the rows of the cached positions.
+  Result<std::vector<uint8_t>> cache_contents() const override {
+    const size_t rows = static_cast<size_t>(position_) * row_bytes();
+    std::vector<uint8_t> out;
+    out.reserve(rows * static_cast<size_t>(c_.num_layers * 2 * c_.num_kv_heads));
+    for_each_cache_block(position_, [&](uint8_t* block, size_t bytes) { out.insert(out.end(), block, block + bytes); });
+    return out;
+  }
+
+  Status restore_cache(std::span<const int32_t> tokens, std::span<const uint8_t> contents) override {
+    const auto count = static_cast<int64_t>(tokens.size());
+    if (count > c_.max_cache_len) {
+      return invalid_argument("the saved session holds ", count, " tokens and this program's cache ", c_.max_cache_len);
+    }
+    const size_t expected =
+        static_cast<size_t>(count) * row_bytes() * static_cast<size_t>(c_.num_layers * 2 * c_.num_kv_heads);
+    if (contents.size() != expected) {
+      return invalid_argument("the saved caches are ", contents.size(), " bytes; ", count,
+                              " tokens of this program's "
+                              "caches are ",
+                              expected);
+    }
+    for (int32_t token : tokens) {
+      if (token < 0 || token >= c_.vocab_size) {
+        return invalid_argument("the saved session holds token ", token, ", outside the vocabulary [0, ", c_.vocab_size,
+                                ")");
+      }
+    }
+    size_t at = 0;
+    for_each_cache_block(count, [&](uint8_t* block, size_t bytes) {
+      std::memcpy(block, contents.data() + at, bytes);
+      at += bytes;
+    });
+    tokens_.assign(tokens.begin(), tokens.end());
+    position_ = count;
+    return ok_status();
+  }
+
   Status prefill(std::span<const int32_t> tokens, const LogitsSink& sink, PrefillLogits wanted) override {
     STATICLM_RETURN_IF_ERROR(check_fits(static_cast<int64_t>(tokens.size())));
     const auto total = static_cast<int64_t>(tokens.size());
@@ -208,10 +246,26 @@ class HfStaticSession final : public LlmSession {
     return ok_status();
   }
 
+  size_t row_bytes() const { return static_cast<size_t>(c_.head_dim) * dtype_info(c_.cache_dtype).block_bytes; }
+
+  // Calls `visit` with each cache's first `count` rows of each kv head ([1, Hkv, C, D]: a head's
+  // rows lie together), layer by layer, keys before values.
+  template <typename Visit>
+  void for_each_cache_block(int64_t count, Visit visit) const {
+    const size_t bytes = static_cast<size_t>(count) * row_bytes();
+    for (size_t layer = 0; layer < static_cast<size_t>(c_.num_layers); ++layer) {
+      for (uint8_t* cache : {key_caches_[layer], value_caches_[layer]}) {
+        for (int64_t head = 0; head < c_.num_kv_heads; ++head) {
+          visit(cache + static_cast<size_t>(head * c_.max_cache_len) * row_bytes(), bytes);
+        }
+      }
+    }
+  }
+
   // Returned-update form: copy row s of each k_new / v_new [1, Hkv, S, D] into cache slot
   // cache_position[s] of [1, Hkv, C, D].
   void write_returned_rows(const MethodBuffers& m, int64_t pad) {
-    const size_t row_bytes = static_cast<size_t>(c_.head_dim) * dtype_info(c_.cache_dtype).block_bytes;
+    const size_t row_bytes = this->row_bytes();
     for (size_t layer = 0; layer < static_cast<size_t>(c_.num_layers); ++layer) {
       for (int kind = 0; kind < 2; ++kind) {
         const uint8_t* rows = kind == 0 ? m.new_keys[layer] : m.new_values[layer];

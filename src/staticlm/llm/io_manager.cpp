@@ -58,6 +58,9 @@ Result<ExternalBuffer> IOManager::allocate(const IoTensorRef& tensor) {
   }
   blocks_.push_back({pointer, tensor.bytes, owner});
   count(*owner, tensor.bytes);
+  if (tensor.role == IoRole::kCache) {
+    stats_.cache_bytes += tensor.bytes;
+  }
   Status bound = owner->bind(pointer, tensor);
   if (!bound.ok()) {
     return bound.with_context(str_cat("allocator '", owner->name(), "' binding ", io_role_name(tensor.role), " '",

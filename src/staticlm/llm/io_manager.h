@@ -28,6 +28,7 @@ struct IoStats {
   uint64_t fallbacks = 0;
   uint64_t fallback_bytes = 0;
   uint64_t bindings = 0;
+  uint64_t cache_bytes = 0;  // of the buffers, those allocated for KV caches (IoRole::kCache)
 };
 
 struct IoManagerOptions {

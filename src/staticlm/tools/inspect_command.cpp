@@ -186,6 +186,30 @@ json describe(const ProgramFile& file) {
   }
   doc["named_data"] = {{"count", named_count}, {"bytes", named_bytes}};
 
+  // What a session allocates beside the mapped weights: the methods' in-place inputs (the KV
+  // caches), one buffer per name however many methods take it.
+  std::map<std::string, uint64_t> in_place;
+  if (program.methods() != nullptr) {
+    for (const fb::Method* method : *program.methods()) {
+      if (method->inputs() == nullptr) {
+        continue;
+      }
+      for (const fb::IoTensor* tensor : *method->inputs()) {
+        if (tensor->mutable_()) {
+          const fb::Value& value = *method->values()->Get(tensor->value());
+          const Shape shape(value.shape()->begin(), value.shape()->end());
+          auto bytes = tensor_bytes(static_cast<DType>(value.dtype()), shape);
+          in_place[tensor->name()->str()] = bytes.ok() ? *bytes : 0;
+        }
+      }
+    }
+  }
+  uint64_t cache_bytes = 0;
+  for (const auto& [name, bytes] : in_place) {
+    cache_bytes += bytes;
+  }
+  doc["memory"] = {{"weight_bytes", program_weight_bytes(file)}, {"cache_bytes", cache_bytes}};
+
   json delegates = json::array();
   if (program.delegates() != nullptr) {
     for (const fb::Delegate* delegate : *program.delegates()) {
@@ -514,6 +538,9 @@ void print_text(const json& doc, bool each_matrix) {
   if (doc.contains("kernels")) {
     print_kernels(doc["kernels"]);
   }
+  std::printf("memory: weights %s (mapped from the file), KV caches %s per session (the methods' in-place inputs)\n",
+              human_bytes(doc["memory"]["weight_bytes"].get<uint64_t>()).c_str(),
+              human_bytes(doc["memory"]["cache_bytes"].get<uint64_t>()).c_str());
   std::printf("embedded files:%s\n", doc["embedded_files"].empty() ? " none" : "");
   for (const json& embedded : doc["embedded_files"]) {
     std::printf("  %s (%s)\n", embedded["name"].get<std::string>().c_str(),

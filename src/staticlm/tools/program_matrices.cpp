@@ -115,4 +115,20 @@ std::vector<ProgramMatrix> program_matrices(const ProgramFile& file) {
   return list;
 }
 
+uint64_t program_weight_bytes(const ProgramFile& file) {
+  const fb::Program& program = file.program();
+  uint64_t bytes = 0;
+  if (program.constants() != nullptr) {
+    for (const fb::Constant* constant : *program.constants()) {
+      bytes += constant->size();
+    }
+  }
+  if (program.named_data() != nullptr) {
+    for (const fb::NamedData* entry : *program.named_data()) {
+      bytes += file.segment(entry->segment()).size();
+    }
+  }
+  return bytes;
+}
+
 }  // namespace staticlm::cli

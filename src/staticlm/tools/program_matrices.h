@@ -33,4 +33,8 @@ struct ProgramMatrix {
 // By name. Instructions whose op or attributes do not parse are skipped (loading refuses them).
 std::vector<ProgramMatrix> program_matrices(const ProgramFile& file);
 
+// The bytes of the program's weights as stored: its constants and its named data (the delegates'
+// packed matrices), all of it mapped from the file rather than allocated.
+uint64_t program_weight_bytes(const ProgramFile& file);
+
 }  // namespace staticlm::cli

@@ -34,6 +34,7 @@ struct RunArgs {
   std::string grammar_file;  // --grammar: a GBNF file
   std::string json_schema;   // --json-schema: a schema file, or the schema's JSON itself
   bool json = false;         // --json: any JSON object
+  std::string prompt_cache;  // --prompt-cache: a session file of the prompt's cache
 };
 
 // The interactive conversation of `run --chat`: reads messages from stdin until /exit or the end

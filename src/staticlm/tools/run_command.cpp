@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "staticlm/llm/session_file.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/input_files.h"
+#include "staticlm/tools/program_matrices.h"
 #include "staticlm/tools/run_args.h"
 
 namespace staticlm::cli {
@@ -39,6 +41,8 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
   }
   std::fprintf(stderr, "I/O buffers: %s; heap fallbacks: %llu (%s)\n", usage.c_str(),
                static_cast<unsigned long long>(result.io.fallbacks), human_bytes(result.io.fallback_bytes).c_str());
+  std::fprintf(stderr, "memory: weights %s (mapped from the file), KV caches %s (of the I/O buffers)\n",
+               human_bytes(program_weight_bytes(engine.file())).c_str(), human_bytes(result.io.cache_bytes).c_str());
 }
 
 // Prompts and system messages larger than this are not what a context holds.
@@ -108,6 +112,9 @@ Status run_generation(const RunArgs& args) {
     if (grammar) {
       return invalid_argument("--grammar, --json-schema and --json constrain a one-shot run, not --chat");
     }
+    if (!args.prompt_cache.empty()) {
+      return invalid_argument("--prompt-cache keeps a one-shot run's prompt, not --chat's conversation");
+    }
     return run_chat(args);
   }
   if (args.prompt.empty()) {
@@ -137,6 +144,16 @@ Status run_generation(const RunArgs& args) {
     }
     options.grammar = std::move(compiled).value();
   }
+  // A prompt cache from an earlier run: its tokens that the prompt starts with are not prefilled.
+  bool restored = false;
+  if (!args.prompt_cache.empty()) {
+    const Status status = restore_session_file(*session, engine->file(), args.prompt_cache);
+    if (!status.ok() && status.code() != StatusCode::kNotFound) {
+      return status.with_context("--prompt-cache");
+    }
+    restored = status.ok();
+    options.reuse_cached_prefix = true;
+  }
   auto result = engine->generate(*session, args.prompt, options, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
@@ -145,8 +162,22 @@ Status run_generation(const RunArgs& args) {
   if (!result.ok()) {
     return with_flag_names(result.status(), kRunFlags);
   }
+  const auto prompt_len = static_cast<int64_t>(result->prompt_tokens.size());
+  // The prompt's part of the cache is kept; rewritten when this prompt prefilled what the file
+  // lacked (the last prompt token is always fed again, for its logits).
+  const bool save = !args.prompt_cache.empty() && (!restored || result->cached_prompt_tokens + 1 < prompt_len);
+  if (save) {
+    session->truncate(prompt_len);
+    STATICLM_RETURN_IF_ERROR(
+        save_session_file(*session, engine->file(), args.prompt_cache).with_context("--prompt-cache"));
+  }
   if (!args.quiet) {
     print_stats(*engine, load_seconds, *result, args, options.sampling);
+    if (!args.prompt_cache.empty()) {
+      std::fprintf(stderr, "prompt cache: %lld of %lld prompt tokens reused from '%s'%s\n",
+                   static_cast<long long>(result->cached_prompt_tokens), static_cast<long long>(prompt_len),
+                   args.prompt_cache.c_str(), save ? "; the prompt's cache saved to it" : "");
+    }
   }
   return ok_status();
 }
@@ -171,6 +202,9 @@ Command add_run_command(CLI::App& parent) {
                              ->capture_default_str();
   add_sampling_flags(*app, args->sampling);
   app->add_option("--stop", args->stop, "Stop before this text (repeatable)");
+  app->add_option("--prompt-cache", args->prompt_cache,
+                  "Keep the prompt's cache in this file and reuse it on the next run whose prompt starts the same "
+                  "(made on first use; bound to this program)");
   app->add_option("--grammar", args->grammar_file, "Constrain the output to a GBNF grammar in this file");
   app->add_option("--json-schema", args->json_schema,
                   "Constrain the output to JSON valid under this JSON Schema (a file, or the schema itself)");
