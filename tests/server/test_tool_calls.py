@@ -175,6 +175,21 @@ def test_auto_and_none_leave_text_as_text(tagged):
     assert "".join(e["choices"][0]["delta"].get("content", "") for e in events[:-1] if e["choices"]) == whole
 
 
+def test_a_schema_the_compiler_refuses_still_reaches_the_template_unconstrained(serve, long_model, tmp_path):
+    """tool_choice "none", or "auto" on a template with no call syntax, constrains nothing: the
+    tools go to the template as they are, whatever their schemas say."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "a": {"not": {"type": "null"}}}}}}]
+    plain = tmp_path / "plain.jinja"
+    plain.write_text(PLAIN_TEMPLATE)
+    for template, choice in ((QWEN3_TEMPLATE, "none"), (plain, "auto")):
+        server = serve("--chat-template", str(template), program=long_model)
+        status, _, reply = server.post("/v1/chat/completions", {
+            "messages": QUESTION, "tools": tools, "tool_choice": choice, "max_tokens": 4})
+        assert status == 200, reply
+    # Where a call is constrained by it, the schema is refused by name (below).
+
+
 @pytest.mark.parametrize("fields, param, fragment", [
     ({"tool_choice": "required", "tools": [{"type": "function", "function": {
         "name": "f", "parameters": {"type": "object", "properties": {"a": {"not": {}}}}}}]},

@@ -180,11 +180,7 @@ Result<std::vector<ToolFunction>> parse_tool_functions(const Json& tools) {
       }
       parameters = *given;
     }
-    // Compiled alone first, so a refusal's JSON pointer is the tool's own.
-    if (auto rules = json_schema_rules(parameters, "arguments"); !rules.ok()) {
-      return invalid_argument(where, ".function.parameters': ", rules.status().message());
-    }
-    functions.push_back({name->get<std::string>(), std::move(parameters)});
+    functions.push_back({name->get<std::string>(), std::move(parameters), i});
   }
   return functions;
 }
@@ -196,6 +192,10 @@ Result<std::string> tool_call_gbnf(const std::vector<ToolFunction>& functions, T
   Json defs = Json::object();
   Json calls = Json::array();
   for (size_t i = 0; i < functions.size(); ++i) {
+    // Compiled alone first, so a refusal's JSON pointer is the tool's own.
+    if (auto rules = json_schema_rules(functions[i].parameters, "arguments"); !rules.ok()) {
+      return invalid_argument("'tools[", functions[i].index, "].function.parameters': ", rules.status().message());
+    }
     Json parameters = functions[i].parameters;
     rebase_references(parameters, str_cat("#/$defs/tool-", i));
     defs[str_cat("tool-", i)] = std::move(parameters);

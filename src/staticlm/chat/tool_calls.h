@@ -45,15 +45,19 @@ bool tool_call_syntax_takes_several(ToolCallSyntax syntax);
 struct ToolFunction {
   std::string name;
   nlohmann::ordered_json parameters;  // a JSON Schema; an empty object's when the tool gave none
+  size_t index = 0;                   // in `tools`, for messages
 };
 
 // OpenAI's `tools`: [{"type": "function", "function": {"name", "description", "parameters",
-// "strict"}}]. InvalidArgument naming the element ("tools[1].function.name: ...") otherwise,
-// and for a parameters schema the grammar compiler refuses (its keyword and JSON pointer).
+// "strict"}}]. InvalidArgument naming the element ("'tools[1].function.name': ...") otherwise.
+// The parameters' schemas are compiled only where a call is constrained (tool_call_gbnf): tools
+// that only reach the template (tool_choice "none") may use keywords the compiler refuses.
 Result<std::vector<ToolFunction>> parse_tool_functions(const nlohmann::ordered_json& tools);
 
 // GBNF whose texts are calls, in `syntax`, of one of `functions` with arguments valid against its
 // parameters: exactly one call, or with `parallel` (where the syntax takes several) one or more.
+// InvalidArgument "'tools[i].function.parameters': json_schema: ..." for a schema the compiler
+// refuses, its JSON pointer the tool's own.
 Result<std::string> tool_call_gbnf(const std::vector<ToolFunction>& functions, ToolCallSyntax syntax, bool parallel);
 
 struct ToolCall {
