@@ -12,6 +12,7 @@
 #include "staticlm/chat/chat_template.h"
 #include "staticlm/llm/grammar/compiled_grammar.h"
 #include "staticlm/llm/grammar/grammar_matcher.h"
+#include "staticlm/llm/grammar/grammar_test_util.h"
 
 namespace staticlm {
 namespace {
@@ -25,16 +26,7 @@ std::string read_template(const std::string& name) {
   return text.str();
 }
 
-std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
-  static const auto vocab = [] {
-    std::vector<std::string> pieces;
-    for (int b = 0; b < 256; ++b) {
-      pieces.push_back(std::string(1, static_cast<char>(b)));
-    }
-    return TokenVocabulary::from_pieces(std::move(pieces));
-  }();
-  return vocab;
-}
+using testing::byte_vocabulary;
 
 const Json kTools = Json::parse(R"([
   {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
@@ -69,8 +61,7 @@ std::shared_ptr<const CompiledGrammar> grammar(ToolCallSyntax syntax, bool paral
 }
 
 bool matches(const std::shared_ptr<const CompiledGrammar>& g, std::string_view text) {
-  GrammarMatcher matcher(g);
-  return matcher.accept_bytes(text) && matcher.can_end();
+  return testing::grammar_matches(g, text);
 }
 
 // A random text the grammar allows, byte by byte, preferring bytes that close what is open.

@@ -11,20 +11,14 @@
 
 #include "staticlm/llm/grammar/gbnf_parser.h"
 #include "staticlm/llm/grammar/grammar_spec.h"
+#include "staticlm/llm/grammar/grammar_test_util.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 #include "staticlm/llm/tokenizer/tokenizer_test_util.h"
 
 namespace staticlm {
 namespace {
 
-// A vocabulary of single bytes: the matcher then sees text byte by byte.
-std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
-  std::vector<std::string> pieces;
-  for (int b = 0; b < 256; ++b) {
-    pieces.push_back(std::string(1, static_cast<char>(b)));
-  }
-  return TokenVocabulary::from_pieces(std::move(pieces));
-}
+using testing::byte_vocabulary;
 
 std::shared_ptr<const CompiledGrammar> compile_ok(std::string_view gbnf,
                                                   std::shared_ptr<const TokenVocabulary> vocab = byte_vocabulary()) {

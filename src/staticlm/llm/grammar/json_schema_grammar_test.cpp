@@ -11,22 +11,14 @@
 
 #include "staticlm/llm/grammar/compiled_grammar.h"
 #include "staticlm/llm/grammar/grammar_matcher.h"
+#include "staticlm/llm/grammar/grammar_test_util.h"
 
 namespace staticlm {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
-  static const auto vocab = [] {
-    std::vector<std::string> pieces;
-    for (int b = 0; b < 256; ++b) {
-      pieces.push_back(std::string(1, static_cast<char>(b)));
-    }
-    return TokenVocabulary::from_pieces(std::move(pieces));
-  }();
-  return vocab;
-}
+using testing::byte_vocabulary;
 
 std::shared_ptr<const CompiledGrammar> compile_schema(const std::string& schema) {
   Result<std::string> gbnf = json_schema_to_gbnf(std::string_view(schema));
@@ -40,8 +32,7 @@ std::shared_ptr<const CompiledGrammar> compile_schema(const std::string& schema)
 }
 
 bool matches(const std::shared_ptr<const CompiledGrammar>& grammar, std::string_view text) {
-  GrammarMatcher matcher(grammar);
-  return matcher.accept_bytes(text) && matcher.can_end();
+  return testing::grammar_matches(grammar, text);
 }
 
 std::string refusal(const std::string& schema) {
