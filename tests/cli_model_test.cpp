@@ -324,6 +324,37 @@ TEST_F(CliModelTest, RunErrorsAreOneLine) {
   EXPECT_NE(bad_sampling.err.find("top_p"), std::string::npos) << bad_sampling.err;
 }
 
+// export says what a device must hold, and warns (without failing) past --memory-budget.
+TEST_F(CliModelTest, ExportWarnsPastTheMemoryBudget) {
+  // The same figures inspect reads off the written file.
+  auto inspected = run_cli("inspect " + program_);
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
+  auto field = [](const std::string& text, const std::string& before, const std::string& after) {
+    const size_t at = text.find(before);
+    if (at == std::string::npos) return std::string("(missing)");
+    const size_t begin = at + before.size();
+    return text.substr(begin, text.find(after, begin) - begin);
+  };
+  EXPECT_EQ(field(exported_, "memory: weights ", ","), field(inspected.out, "memory: weights ", " (mapped"))
+      << exported_ << inspected.out;
+  EXPECT_EQ(field(exported_, "KV caches ", " per session"), field(inspected.out, "KV caches ", " per session"));
+  const std::string path = test_temp_path("llama3_budget.slm");
+  const std::string base = "export " + ref_.dir + " -o " + path + " --prefill-len 8 --max-cache-len 64";
+  auto over = run_cli(base + " --memory-budget 64K");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_NE(over.err.find("warning: weights "), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("exceed --memory-budget 64.0 KiB"), std::string::npos) << over.err;
+  auto under = run_cli(base + " --memory-budget 2GiB");
+  ASSERT_EQ(under.exit_code, 0) << under.err;
+  EXPECT_EQ(under.err.find("warning"), std::string::npos) << under.err;
+  for (const char* bad : {"lots", "12X", "0"}) {
+    auto refused = run_cli(base + " --memory-budget " + bad);
+    EXPECT_NE(refused.exit_code, 0) << bad;
+    EXPECT_EQ(count_lines(refused.err), 1u) << refused.err;
+    EXPECT_NE(refused.err.find(std::string("--memory-budget '") + bad + "'"), std::string::npos) << refused.err;
+  }
+}
+
 // A second run with the same prompt cache prefills only the prompt's last token and writes the
 // same text; a damaged cache file is refused by name, never half-read.
 TEST_F(CliModelTest, RunKeepsAndReusesThePromptsCache) {

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/input_files.h"
+#include "staticlm/tools/program_matrices.h"
 
 namespace staticlm::cli {
 namespace {
@@ -44,7 +47,49 @@ struct ExportArgs {
   bool no_fallback = false;
   std::string chat_template;
   bool no_tokenizer = false;
+  std::string memory_budget;  // --memory-budget: a size the weights and caches should fit in
 };
+
+// A size as users write one: bytes, or a number with K, M, G or T (binary units; "MiB", "MB" and
+// "M" alike, as llama.cpp reads them). InvalidArgument naming `flag` otherwise.
+Result<uint64_t> parse_byte_size(std::string_view flag, std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) {
+    ++digits;
+  }
+  std::string_view unit = text.substr(digits);
+  double value = 0.0;
+  const std::string number(text.substr(0, digits));
+  char* end = nullptr;
+  if (!number.empty()) {
+    value = std::strtod(number.c_str(), &end);
+  }
+  if (number.empty() || end != number.c_str() + number.size()) {
+    return invalid_argument(flag, " '", text, "': expected a size such as 512M, 1.5G or 800000000");
+  }
+  if (unit.ends_with("iB")) {
+    unit.remove_suffix(2);
+  } else if (unit.size() == 2 && unit.back() == 'B') {
+    unit.remove_suffix(1);
+  }
+  double scale = 1.0;
+  if (unit == "K" || unit == "k") {
+    scale = 1024.0;
+  } else if (unit == "M" || unit == "m") {
+    scale = 1024.0 * 1024.0;
+  } else if (unit == "G" || unit == "g") {
+    scale = 1024.0 * 1024.0 * 1024.0;
+  } else if (unit == "T" || unit == "t") {
+    scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  } else if (!unit.empty() && unit != "B") {
+    return invalid_argument(flag, " '", text, "': unknown unit '", unit, "' (K, M, G or T)");
+  }
+  const double bytes = value * scale;
+  if (!(bytes >= 1.0 && bytes < 1.8e19)) {
+    return invalid_argument(flag, " '", text, "': expected a size of at least one byte");
+  }
+  return static_cast<uint64_t>(bytes);
+}
 
 // The untyped backend options: the file's, then the command line's (a key in both is refused).
 Result<OptionMap> backend_options(const ExportArgs& args) {
@@ -74,6 +119,10 @@ void draw_progress(const WriteProgress& progress) {
 }
 
 Status run_export(const ExportArgs& args) {
+  std::optional<uint64_t> budget;
+  if (!args.memory_budget.empty()) {
+    STATICLM_ASSIGN_OR_RETURN(budget, parse_byte_size("--memory-budget", args.memory_budget));
+  }
   HfStaticExportOptions options;
   STATICLM_ASSIGN_OR_RETURN(options.weight_dtype, parse_dtype(args.dtype));
   STATICLM_ASSIGN_OR_RETURN(options.cache_dtype, parse_dtype(args.cache_dtype));
@@ -112,6 +161,19 @@ Status run_export(const ExportArgs& args) {
     std::printf("  named data: %llu (%s), stored once for every method's delegates\n",
                 static_cast<unsigned long long>(summary.named_data_count),
                 human_bytes(summary.named_data_bytes).c_str());
+  }
+  // What a device must hold to run it: the weights (mapped) and one session's KV caches.
+  STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<ProgramFile> written, ProgramFile::open(args.output));
+  const uint64_t weights = program_weight_bytes(*written);
+  const uint64_t caches = program_cache_bytes(*written);
+  std::printf("  memory: weights %s, KV caches %s per session\n", human_bytes(weights).c_str(),
+              human_bytes(caches).c_str());
+  if (budget && weights + caches > *budget) {
+    std::fprintf(stderr,
+                 "warning: weights %s plus KV caches %s (%s) exceed --memory-budget %s: a smaller --dtype, "
+                 "--max-cache-len or --cache-dtype f16 would fit more\n",
+                 human_bytes(weights).c_str(), human_bytes(caches).c_str(), human_bytes(weights + caches).c_str(),
+                 human_bytes(*budget).c_str());
   }
   std::printf("  embedded files: %s\n",
               summary.embedded_files.empty() ? "none" : join(summary.embedded_files, ", ").c_str());
@@ -171,6 +233,8 @@ Command add_export_command(CLI::App& parent) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--options", args->options_file, "JSON file of backend options");
+  app->add_option("--memory-budget", args->memory_budget,
+                  "Warn when the weights plus one session's KV caches exceed this size (e.g. 1.5G)");
   app->add_flag("--no-fallback", args->no_fallback, "Fail if any node would stay on the portable kernels");
   return {app, [args]() { return run_export(*args); }};
 }

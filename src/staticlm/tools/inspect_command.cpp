@@ -186,29 +186,7 @@ json describe(const ProgramFile& file) {
   }
   doc["named_data"] = {{"count", named_count}, {"bytes", named_bytes}};
 
-  // What a session allocates beside the mapped weights: the methods' in-place inputs (the KV
-  // caches), one buffer per name however many methods take it.
-  std::map<std::string, uint64_t> in_place;
-  if (program.methods() != nullptr) {
-    for (const fb::Method* method : *program.methods()) {
-      if (method->inputs() == nullptr) {
-        continue;
-      }
-      for (const fb::IoTensor* tensor : *method->inputs()) {
-        if (tensor->mutable_()) {
-          const fb::Value& value = *method->values()->Get(tensor->value());
-          const Shape shape(value.shape()->begin(), value.shape()->end());
-          auto bytes = tensor_bytes(static_cast<DType>(value.dtype()), shape);
-          in_place[tensor->name()->str()] = bytes.ok() ? *bytes : 0;
-        }
-      }
-    }
-  }
-  uint64_t cache_bytes = 0;
-  for (const auto& [name, bytes] : in_place) {
-    cache_bytes += bytes;
-  }
-  doc["memory"] = {{"weight_bytes", program_weight_bytes(file)}, {"cache_bytes", cache_bytes}};
+  doc["memory"] = {{"weight_bytes", program_weight_bytes(file)}, {"cache_bytes", program_cache_bytes(file)}};
 
   json delegates = json::array();
   if (program.delegates() != nullptr) {

@@ -131,4 +131,28 @@ uint64_t program_weight_bytes(const ProgramFile& file) {
   return bytes;
 }
 
+uint64_t program_cache_bytes(const ProgramFile& file) {
+  std::map<std::string, uint64_t> in_place;
+  if (file.program().methods() != nullptr) {
+    for (const fb::Method* method : *file.program().methods()) {
+      if (method->inputs() == nullptr) {
+        continue;
+      }
+      for (const fb::IoTensor* tensor : *method->inputs()) {
+        if (tensor->mutable_()) {
+          const fb::Value& value = *method->values()->Get(tensor->value());
+          const Shape shape(value.shape()->begin(), value.shape()->end());
+          auto bytes = tensor_bytes(static_cast<DType>(value.dtype()), shape);
+          in_place[tensor->name()->str()] = bytes.ok() ? *bytes : 0;
+        }
+      }
+    }
+  }
+  uint64_t total = 0;
+  for (const auto& [name, bytes] : in_place) {
+    total += bytes;
+  }
+  return total;
+}
+
 }  // namespace staticlm::cli

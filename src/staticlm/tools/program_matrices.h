@@ -36,5 +36,8 @@ std::vector<ProgramMatrix> program_matrices(const ProgramFile& file);
 // The bytes of the program's weights as stored: its constants and its named data (the delegates'
 // packed matrices), all of it mapped from the file rather than allocated.
 uint64_t program_weight_bytes(const ProgramFile& file);
+// The bytes a session allocates for the methods' in-place inputs (the KV caches), one buffer per
+// name however many methods take it.
+uint64_t program_cache_bytes(const ProgramFile& file);
 
 }  // namespace staticlm::cli
