@@ -34,6 +34,14 @@ std::string join_ids(const std::vector<int32_t>& ids) {
   return out;
 }
 
+// The text of `text` between `before` and the next `after`: a figure in a line of output.
+std::string field(const std::string& text, const std::string& before, const std::string& after) {
+  const size_t at = text.find(before);
+  if (at == std::string::npos) return "(missing)";
+  const size_t begin = at + before.size();
+  return text.substr(begin, text.find(after, begin) - begin);
+}
+
 class CliModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -202,12 +210,6 @@ TEST_F(CliModelTest, RunStreamsTextAndReportsStatistics) {
   // inputs, and the weights what it counts in the file.
   auto inspected = run_cli("inspect " + program_);
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
-  auto field = [](const std::string& text, const std::string& before, const std::string& after) {
-    const size_t at = text.find(before);
-    if (at == std::string::npos) return std::string("(missing)");
-    const size_t begin = at + before.size();
-    return text.substr(begin, text.find(after, begin) - begin);
-  };
   EXPECT_EQ(field(result.err, "KV caches ", " (of the I/O buffers)"),
             field(inspected.out, "KV caches ", " per session"))
       << result.err << inspected.out;
@@ -329,12 +331,6 @@ TEST_F(CliModelTest, ExportWarnsPastTheMemoryBudget) {
   // The same figures inspect reads off the written file.
   auto inspected = run_cli("inspect " + program_);
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
-  auto field = [](const std::string& text, const std::string& before, const std::string& after) {
-    const size_t at = text.find(before);
-    if (at == std::string::npos) return std::string("(missing)");
-    const size_t begin = at + before.size();
-    return text.substr(begin, text.find(after, begin) - begin);
-  };
   EXPECT_EQ(field(exported_, "memory: weights ", ","), field(inspected.out, "memory: weights ", " (mapped"))
       << exported_ << inspected.out;
   EXPECT_EQ(field(exported_, "KV caches ", " per session"), field(inspected.out, "KV caches ", " per session"));

@@ -58,7 +58,7 @@ class LlmSession {
   // (session_file.h). Unimplemented for a contract whose sessions cannot be saved.
   virtual Result<std::vector<uint8_t>> cache_contents() const;
   // Replaces what the session holds with `tokens` and their caches' `contents` (cache_contents'
-  // layout). InvalidArgument, changing nothing, when they do not fit this session.
+  // layout). InvalidArgument, changing nothing, when they do not fit these caches.
   virtual Status restore_cache(std::span<const int32_t> tokens, std::span<const uint8_t> contents);
 };
 
