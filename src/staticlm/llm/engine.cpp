@@ -55,6 +55,7 @@ Result<std::unique_ptr<Engine>> Engine::open(const std::string& path, const Engi
   load.kernels = r.kernels.get();
   load.backends = r.backends.get();
   load.num_threads = options.num_threads;
+  load.thread_pool = options.thread_pool;
   load.backend_options = options.backend_options;
   STATICLM_ASSIGN_OR_RETURN(engine->program_, Program::from_file(file, std::move(load)));
 
@@ -68,6 +69,33 @@ Result<std::unique_ptr<Engine>> Engine::open(const std::string& path, const Engi
   }
   engine->load_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return engine;
+}
+
+Status Engine::check_speculation() const {
+  auto logits = metadata_string(file(), hf_static_v1::key::kLogits);
+  if (logits.ok() && *logits == hf_static_v1::kLogitsLast) {
+    return failed_precondition(
+        "speculative decoding checks guessed tokens with every position's logits, and this program keeps only the "
+        "last (exported with --logits last): export it with --logits all");
+  }
+  return ok_status();
+}
+
+Status Engine::check_draft(const Engine& draft) const {
+  STATICLM_RETURN_IF_ERROR(check_speculation());
+  namespace key = hf_static_v1::key;
+  auto mine = metadata_string(file(), key::kTokenizerSha256);
+  auto theirs = metadata_string(draft.file(), key::kTokenizerSha256);
+  if (!mine.ok() || !theirs.ok()) {
+    return invalid_argument("the draft program and the target must both embed a tokenizer (metadata '",
+                            key::kTokenizerSha256, "'); ", mine.ok() ? "the draft" : "the target", " has none");
+  }
+  if (*mine != *theirs) {
+    return invalid_argument("the draft program's tokenizer (sha256 ", theirs->substr(0, 12),
+                            "...) differs from the target's (sha256 ", mine->substr(0, 12),
+                            "...): a draft must share the target's tokenizer");
+  }
+  return ok_status();
 }
 
 Result<const Tokenizer*> Engine::tokenizer() const {

@@ -48,6 +48,9 @@ struct EngineOptions {
   bool strict_io = false;    // a heap fallback is an error instead of a counted warning
   // Runtime options by backend id (each backend's runtime option schema validates them).
   std::map<std::string, OptionMap, std::less<>> backend_options;
+  // The worker threads to run on, shared with another engine (a draft program's runs between the
+  // target's); created with num_threads when empty.
+  std::shared_ptr<ThreadPool> thread_pool;
 };
 
 class Engine {
@@ -65,6 +68,13 @@ class Engine {
   // The program's embedded tokenizer; NotFound (naming the file) when it embeds none.
   Result<const Tokenizer*> tokenizer() const;
   const std::string& io_allocator() const { return io_allocator_name_; }
+  // Whether speculative decoding can check guesses on this program: FailedPrecondition saying how
+  // to export it when it keeps only the last position's logits.
+  Status check_speculation() const;
+  // Whether `draft` can propose tokens for this program (SpeculationOptions::draft): both embed
+  // the same tokenizer (tokenizer_sha256), and check_speculation(). InvalidArgument naming what
+  // differs.
+  Status check_draft(const Engine& draft) const;
   double load_seconds() const { return load_seconds_; }
 
   // A new session: its own caches and I/O buffers from the engine's allocator. Thread-safe.

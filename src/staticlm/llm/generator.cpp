@@ -267,6 +267,15 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
         "the prompt's log-probabilities need every position's logits, and this program keeps only the last "
         "(exported with --logits last): export it with --logits all");
   }
+  STATICLM_RETURN_IF_ERROR(check_speculation_options(options.speculation));
+  if (options.speculation.enabled() && !session.prefill_returns_all_logits()) {
+    return failed_precondition(
+        "speculative decoding checks guessed tokens with every position's logits, and this program keeps only the "
+        "last (exported with --logits last): export it with --logits all");
+  }
+  if (options.speculation.draft == &session) {
+    return invalid_argument("the draft session is the session generating; give the draft program its own session");
+  }
   const int64_t real_vocab = options.sample_vocab_limit > 0 && options.sample_vocab_limit < session.vocab_size()
                                  ? options.sample_vocab_limit
                                  : session.vocab_size();
@@ -317,6 +326,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   }
   // A lazy grammar: the bytes generated while it waits for its trigger.
   LazyGrammarStart lazy(options);
+  TokenFeeder feeder(session, options.speculation, real_vocab);
   const auto decode_start = Clock::now();
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
@@ -384,11 +394,13 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
       }
       break;
     }
-    STATICLM_RETURN_IF_ERROR(session.decode(
-        token, [&](int64_t, std::span<const float> row) { std::copy(row.begin(), row.end(), logits.begin()); }));
+    // Guessed tokens are generated at later steps; the last step's token is never fed.
+    STATICLM_RETURN_IF_ERROR(feeder.feed(history, max_new_tokens - step - 2, logits));
     ++result.decode_steps;
   }
+  feeder.finish();
   result.decode_seconds = seconds_since(decode_start);
+  result.speculation = feeder.stats();
   if (matcher) {
     result.grammar_complete = matcher->can_end() && result.stop_reason != StopReason::kCancelled;
   }

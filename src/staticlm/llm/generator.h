@@ -19,6 +19,7 @@
 #include "staticlm/llm/contract.h"
 #include "staticlm/llm/grammar/compiled_grammar.h"
 #include "staticlm/llm/sampling/sampler.h"
+#include "staticlm/llm/speculation.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
 namespace staticlm {
@@ -75,6 +76,9 @@ struct GenerationOptions {
   // prompt_logprobs). The whole prompt is then prefilled, none of it taken from the cache, and
   // the program must keep every position's logits (exported with --logits all).
   bool prompt_logprobs = false;
+  // Speculative decoding (speculation.h): the tokens are those plain decoding gives; the program
+  // must keep every position's logits (exported with --logits all).
+  SpeculationOptions speculation;
 };
 
 // kMaxNewTokens: the caller's max_new_tokens was reached; kContextFull: the cache filled first
@@ -99,7 +103,8 @@ struct GenerationResult {
   double prefill_seconds = 0.0;
   double time_to_first_token_seconds = 0.0;
   double decode_seconds = 0.0;
-  int64_t decode_steps = 0;
+  int64_t decode_steps = 0;  // tokens whose logits the decode phase gave (decode steps or kept guesses)
+  SpeculationStats speculation;
   uint64_t peak_rss_bytes = 0;
   IoStats io;
 };

@@ -67,6 +67,7 @@ class Program : public std::enable_shared_from_this<Program> {
   // Thread-safe: any number of threads may open sessions on one Program.
   Result<std::unique_ptr<MethodSession>> new_session(std::string_view name) const;
   ThreadPool& thread_pool() const { return *thread_pool_; }
+  const std::shared_ptr<ThreadPool>& shared_thread_pool() const { return thread_pool_; }
   // The effective runtime options of each backend the program's delegates use.
   const std::map<std::string, ResolvedOptions, std::less<>>& backend_options() const { return backend_options_; }
 

@@ -24,6 +24,8 @@
 #include "staticlm/core/cpu_topology.h"
 #include "staticlm/core/emulation_signs.h"
 #include "staticlm/format/metadata.h"
+#include "staticlm/tools/bench_sample.h"
+#include "staticlm/tools/bench_speculation.h"
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/program_matrices.h"
@@ -48,28 +50,6 @@ struct BenchArgs {
   bool json_output = false;
   bool ops = false;  // time every kernel call, by op
 };
-
-struct Sample {
-  double mean = 0.0;
-  double sd = 0.0;
-};
-
-Sample summarize(const std::vector<double>& values) {
-  Sample s;
-  if (values.empty()) {
-    return s;
-  }
-  for (double v : values) {
-    s.mean += v;
-  }
-  s.mean /= static_cast<double>(values.size());
-  double squares = 0.0;
-  for (double v : values) {
-    squares += (v - s.mean) * (v - s.mean);
-  }
-  s.sd = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
-  return s;
-}
 
 // Ids spread over the vocabulary, none of them special in practice; the speed does not depend on
 // which ids they are.
@@ -409,7 +389,23 @@ Command add_bench_command(CLI::App& parent) {
                 "Time every kernel call and report where the time goes, by op and by the rows of the chunk "
                 "(a clock read per call)");
   add_engine_flags(*app, args->model);
-  return {app, [args]() { return run_bench(*args); }};
+  auto speculation = std::make_shared<SpeculationBenchArgs>();
+  add_speculation_flags(*app, speculation->speculation);
+  app->add_option("-f,--file", speculation->prompt_file,
+                  "With --lookup / --draft: the prompt whose continuation is decoded with and without speculation");
+  return {app, [args, speculation]() {
+            if (speculation->speculation.lookup == 0 && speculation->speculation.draft.empty()) {
+              if (!speculation->prompt_file.empty()) {
+                return invalid_argument("-f/--file is the text of a --lookup or --draft benchmark");
+              }
+              return run_bench(*args);
+            }
+            speculation->model = args->model;
+            speculation->decode_tokens = args->decode_tokens;
+            speculation->repetitions = args->repetitions;
+            speculation->json_output = args->json_output;
+            return run_speculation_bench(*speculation);
+          }};
 }
 
 }  // namespace staticlm::cli

@@ -57,7 +57,7 @@ void add_engine_flags(CLI::App& app, EngineArgs& args) {
                "Check every byte of the program against its recorded checksums before running (reads the whole file)");
 }
 
-Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
+Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args, std::shared_ptr<ThreadPool> thread_pool) {
   if (const int cpus = available_cpus(); cpus > 0 && args.num_threads > cpus) {
     std::fprintf(stderr,
                  "warning: --threads %d is more than the %d CPUs this process may run on: every op waits for its "
@@ -68,6 +68,7 @@ Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args) {
   options.io_allocator = args.io_allocator;
   options.strict_io = args.strict_io;
   options.num_threads = args.num_threads;
+  options.thread_pool = std::move(thread_pool);
   STATICLM_ASSIGN_OR_RETURN(options.backend_options, parse_runtime_options(args.runtime_options));
   STATICLM_ASSIGN_OR_RETURN(EngineRuntime runtime, builtin_engine_runtime());
   auto engine = Engine::open(args.path, options, std::move(runtime));

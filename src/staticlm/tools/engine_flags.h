@@ -35,7 +35,7 @@ void add_engine_flags(CLI::App& app, EngineArgs& args);
 // BACKEND.KEY=VALUE.
 Result<std::map<std::string, OptionMap, std::less<>>> parse_runtime_options(const std::vector<std::string>& given);
 
-// Parses the runtime options and opens the program (Engine::open).
-Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args);
+// Parses the runtime options and opens the program (Engine::open), on `thread_pool` when given.
+Result<std::unique_ptr<Engine>> open_engine(const EngineArgs& args, std::shared_ptr<ThreadPool> thread_pool = nullptr);
 
 }  // namespace staticlm::cli

@@ -10,6 +10,7 @@
 
 #include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/run_sampling.h"
+#include "staticlm/tools/speculation_flags.h"
 
 namespace staticlm::cli {
 
@@ -35,6 +36,7 @@ struct RunArgs {
   std::string json_schema;   // --json-schema: a schema file, or the schema's JSON itself
   bool json = false;         // --json: any JSON object
   std::string prompt_cache;  // --prompt-cache: a session file of the prompt's cache
+  SpeculationFlags speculation;
 };
 
 // The interactive conversation of `run --chat`: reads messages from stdin until /exit or the end

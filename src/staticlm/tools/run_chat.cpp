@@ -118,9 +118,12 @@ ChatInput parse_chat_input(std::string& message) {
 void print_turn_stats(const ChatTurn& turn) {
   const GenerationResult& r = turn.result;
   const double decode_rate = r.decode_seconds > 0 ? static_cast<double>(r.decode_steps) / r.decode_seconds : 0.0;
-  std::fprintf(stderr, "[%zu tokens, %.1f tok/s; prompt %zu tokens, %lld of them cached; %s]\n", r.tokens.size(),
+  const std::string guesses = r.speculation.drafted > 0 ? str_cat("; ", r.speculation.accepted, " of ",
+                                                                  r.speculation.drafted, " guessed tokens kept")
+                                                        : std::string();
+  std::fprintf(stderr, "[%zu tokens, %.1f tok/s; prompt %zu tokens, %lld of them cached; %s%s]\n", r.tokens.size(),
                decode_rate, r.prompt_tokens.size(), static_cast<long long>(r.cached_prompt_tokens),
-               stop_reason_name(r.stop_reason).data());
+               stop_reason_name(r.stop_reason).data(), guesses.c_str());
 }
 
 }  // namespace
@@ -137,6 +140,12 @@ Status run_chat(const RunArgs& args) {
     std::fprintf(stderr, "note: %s\n", chat.notice.c_str());
   }
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  STATICLM_ASSIGN_OR_RETURN(Speculation speculation, open_speculation(args.speculation, args.model, *engine));
+  std::unique_ptr<LlmSession> draft_session;
+  if (speculation.draft) {
+    STATICLM_ASSIGN_OR_RETURN(draft_session, speculation.draft->new_session());
+    speculation.options.draft = draft_session.get();
+  }
   ChatConversation conversation(*engine, chat, std::move(session));
   conversation.set_system(args.system);
 
@@ -151,6 +160,7 @@ Status run_chat(const RunArgs& args) {
   options.max_new_tokens =
       args.max_new_tokens_given ? args.max_new_tokens : std::max<int64_t>(1, context / kDefaultReplyFraction);
   options.cancel = &g_interrupted;
+  options.speculation = speculation.options;
 
   InterruptGuard interrupts;
   const bool interactive = isatty(STDIN_FILENO) != 0;

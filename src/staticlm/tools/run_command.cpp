@@ -19,7 +19,8 @@ namespace {
 
 // `load_seconds`: opening the engine and its session, everything before the first token is fed.
 void print_stats(const Engine& engine, double load_seconds, const GenerationResult& result, const RunArgs& args,
-                 const SamplingParams& sampling) {
+                 const GenerationOptions& options) {
+  const SamplingParams& sampling = options.sampling;
   const double prefill_rate =
       result.prefill_seconds > 0 ? static_cast<double>(result.prompt_tokens.size()) / result.prefill_seconds : 0.0;
   const double decode_rate =
@@ -33,6 +34,7 @@ void print_stats(const Engine& engine, double load_seconds, const GenerationResu
                result.prompt_tokens.size(), prefill_rate, result.time_to_first_token_seconds);
   std::fprintf(stderr, "generated: %zu tokens, decode %.1f tok/s\n", result.tokens.size(), decode_rate);
   print_sampling(stderr, sampling, args.sampling);
+  print_speculation_stats(stderr, result.speculation, options.speculation);
   std::fprintf(stderr, "peak RSS: %s\n", human_bytes(result.peak_rss_bytes).c_str());
   std::string usage;
   for (const AllocatorUsage& entry : result.io.per_allocator) {
@@ -126,6 +128,12 @@ Status run_generation(const RunArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<LlmSession> session, engine->new_session());
+  STATICLM_ASSIGN_OR_RETURN(Speculation speculation, open_speculation(args.speculation, args.model, *engine));
+  std::unique_ptr<LlmSession> draft_session;
+  if (speculation.draft) {
+    STATICLM_ASSIGN_OR_RETURN(draft_session, speculation.draft->new_session());
+    speculation.options.draft = draft_session.get();
+  }
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   GenerationOptions options = engine->default_generation();
   STATICLM_ASSIGN_OR_RETURN(options.sampling, choose_sampling(*engine, args.sampling));
@@ -134,6 +142,7 @@ Status run_generation(const RunArgs& args) {
   // cannot fit is refused before any work.
   options.stop_at_context_end = !args.max_new_tokens_given;
   options.stop_strings = args.stop;
+  options.speculation = speculation.options;
   if (grammar) {
     const char* flag = grammar->kind == GrammarSpec::Kind::kGbnf         ? "--grammar"
                        : grammar->kind == GrammarSpec::Kind::kJsonSchema ? "--json-schema"
@@ -172,7 +181,7 @@ Status run_generation(const RunArgs& args) {
         save_session_file(*session, engine->file(), args.prompt_cache).with_context("--prompt-cache"));
   }
   if (!args.quiet) {
-    print_stats(*engine, load_seconds, *result, args, options.sampling);
+    print_stats(*engine, load_seconds, *result, args, options);
     if (!args.prompt_cache.empty()) {
       std::fprintf(stderr, "prompt cache: %lld of %lld prompt tokens reused from '%s'%s\n",
                    static_cast<long long>(result->cached_prompt_tokens), static_cast<long long>(prompt_len),
@@ -209,6 +218,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--json-schema", args->json_schema,
                   "Constrain the output to JSON valid under this JSON Schema (a file, or the schema itself)");
   app->add_flag("--json", args->json, "Constrain the output to a JSON object");
+  add_speculation_flags(*app, args->speculation);
   add_engine_flags(*app, args->model);
   app->add_flag("-q,--quiet", args->quiet, "Do not print statistics");
   return {app, [args, max_new]() {
