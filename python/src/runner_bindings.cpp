@@ -174,6 +174,7 @@ class Runner {
     options.io_allocator = io_allocator;
     options.strict_io = strict_io;
     options.num_threads = threads;
+    engine_options_ = options;
     EngineRuntime runtime = value_or_raise(builtin_engine_runtime());
     auto opened = [&] {
       py::gil_scoped_release release;
@@ -184,10 +185,49 @@ class Runner {
     session_ = value_or_raise(engine_->new_session());
   }
 
+  // Speculative decoding for every later generate(): a draft program (its path; empty: none, the
+  // same engine flags and threads as the target) or prompt lookup (lookup > 0).
+  void set_speculation(const std::string& draft, int lookup, int draft_max, float draft_p_min) {
+    SpeculationOptions options;
+    options.lookup_ngram = lookup;
+    options.draft_max = draft_max;
+    options.draft_p_min = draft_p_min;
+    if (lookup < 0) {
+      ok_or_raise(invalid_argument("lookup must be >= 1, found ", lookup));
+    }
+    ok_or_raise(check_speculation_options(options));
+    ok_or_raise(engine_->check_speculation());
+    std::unique_ptr<Engine> draft_engine;
+    std::unique_ptr<LlmSession> draft_session;
+    if (!draft.empty()) {
+      if (lookup > 0) {
+        ok_or_raise(invalid_argument("give draft or lookup, not both"));
+      }
+      EngineOptions engine_options = engine_options_;
+      engine_options.thread_pool = engine_->program()->shared_thread_pool();
+      EngineRuntime runtime = value_or_raise(builtin_engine_runtime());
+      auto opened = [&] {
+        py::gil_scoped_release release;
+        return Engine::open(draft, engine_options, std::move(runtime));
+      }();
+      if (!opened.ok()) {
+        ok_or_raise(opened.status().with_context(str_cat("draft '", draft, "'")));
+      }
+      draft_engine = std::move(opened).value();
+      ok_or_raise(engine_->check_draft(*draft_engine).with_context(str_cat("draft '", draft, "'")));
+      draft_session = value_or_raise(draft_engine->new_session());
+      options.draft = draft_session.get();
+    }
+    speculation_ = options;
+    draft_session_ = std::move(draft_session);
+    draft_engine_ = std::move(draft_engine);
+  }
+
   // Generates; on_text (or None) receives each final piece of text. An exception it raises stops
   // generation and is raised here.
   py::dict generate(const std::string& prompt, const py::object& config, const py::object& on_text) {
     GenerationOptions options = generation_options(*engine_, config);
+    options.speculation = speculation_;
     cancel_.store(false);
     options.cancel = &cancel_;
     std::optional<py::error_already_set> callback_error;
@@ -247,6 +287,11 @@ class Runner {
     stats["time_to_first_token_seconds"] = generated.time_to_first_token_seconds;
     stats["decode_seconds"] = generated.decode_seconds;
     stats["decode_steps"] = generated.decode_steps;
+    py::dict speculation;
+    speculation["drafted"] = generated.speculation.drafted;
+    speculation["accepted"] = generated.speculation.accepted;
+    speculation["checks"] = generated.speculation.checks;
+    stats["speculation"] = speculation;
     stats["peak_rss_bytes"] = generated.peak_rss_bytes;
     stats["io_allocator"] = engine_->io_allocator();
     stats["io"] = io_dict(generated.io);
@@ -292,6 +337,11 @@ class Runner {
   std::unique_ptr<Engine> engine_;
   const Tokenizer* tokenizer_ = nullptr;
   std::unique_ptr<LlmSession> session_;
+  EngineOptions engine_options_;
+  // Declared engine first: the draft's session goes before its engine.
+  std::unique_ptr<Engine> draft_engine_;
+  std::unique_ptr<LlmSession> draft_session_;
+  SpeculationOptions speculation_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -396,6 +446,8 @@ void register_runner(py::module_& m) {
       .def(py::init<const std::string&, const std::string&, bool, int>(), py::arg("path"), py::arg("io_allocator"),
            py::arg("strict_io"), py::arg("threads"))
       .def("generate", &Runner::generate, py::arg("prompt"), py::arg("config"), py::arg("on_text"))
+      .def("set_speculation", &Runner::set_speculation, py::arg("draft"), py::arg("lookup"), py::arg("draft_max"),
+           py::arg("draft_p_min"))
       .def("prefill", &Runner::prefill, py::arg("prompt"))
       .def("reset", &Runner::reset)
       .def("stop", &Runner::stop, py::call_guard<py::gil_scoped_release>())

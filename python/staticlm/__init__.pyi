@@ -121,6 +121,7 @@ class Stats:
     io_allocator: str
     io: dict[str, Any]
     sampling: dict[str, Any]
+    speculation: dict[str, int]
     @property
     def prefill_tokens_per_second(self) -> float: ...
     @property
@@ -139,7 +140,8 @@ class TextLLMRunner:
     contract: tuple[str, int]
     tokenizer: Tokenizer
     def __init__(self, path: str, *, io_allocator: Optional[str] = None, strict_io: bool = False,
-                 threads: int = 0) -> None: ...
+                 threads: int = 0, draft: Optional[str] = None, lookup: int = 0, draft_max: int = 8,
+                 draft_p_min: float = 0.5) -> None: ...
     def generate(self, prompt: str, config: Optional[GenerationConfig] = None,
                  token_callback: Optional[Callable[[str], None]] = None) -> Result: ...
     def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]: ...

@@ -59,6 +59,8 @@ class Stats:
     #                                         fallbacks, fallback_bytes
     # What sampled: temperature, top_k, top_p, min_p, repetition_penalty, seed (None when greedy).
     sampling: dict = field(default_factory=dict)
+    # Speculative decoding: tokens drafted, accepted, and the checks run (all 0 without it).
+    speculation: dict = field(default_factory=dict)
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -99,13 +101,21 @@ class TextLLMRunner:
     """Text generation over an hf_static v1 program: one engine and one session (its own KV
     caches and I/O buffers). io_allocator: "heap", "shm", "rpcmem" or None (the program's
     backend's preferred one, else heap); strict_io: a heap fallback raises instead of being
-    counted; threads counts the caller's, 0 = one per physical core (fast cores only on big.LITTLE)."""
+    counted; threads counts the caller's, 0 = one per physical core (fast cores only on big.LITTLE).
+    Speculative decoding (docs/speculative_decoding.md; the tokens are those plain decoding gives):
+    draft, a draft program's path (a smaller model with the same tokenizer), or lookup=N, prompt
+    lookup matching up to N tokens; draft_max guesses per check at most; draft_p_min, where a
+    draft stops guessing."""
 
     contract = ("hf_static", 1)
 
-    def __init__(self, path, *, io_allocator: Optional[str] = None, strict_io: bool = False, threads: int = 0):
+    def __init__(self, path, *, io_allocator: Optional[str] = None, strict_io: bool = False, threads: int = 0,
+                 draft=None, lookup: int = 0, draft_max: int = 8, draft_p_min: float = 0.5):
         self._runner = _Runner(os.fspath(path), io_allocator or "", strict_io, threads)
         self.tokenizer: Tokenizer = self._runner.tokenizer()
+        if draft is not None or lookup:
+            self._runner.set_speculation(os.fspath(draft) if draft is not None else "", lookup, draft_max,
+                                         draft_p_min)
 
     def generate(self, prompt: str, config: Optional[GenerationConfig] = None,
                  token_callback: Optional[Callable[[str], None]] = None) -> Result:
