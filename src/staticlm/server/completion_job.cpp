@@ -239,6 +239,8 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   };
   GenerationOptions options = options_;
   options.cancel = &stop;
+  options.speculation = model_.speculation;
+  options.speculation.draft = lease->draft_session();
   if (streaming() && options.top_logprobs >= 0) {
     options.on_logprob = [&](const TokenLogprob& entry) { pending.push_back(entry); };
   }
@@ -281,6 +283,9 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     totals.prefill_seconds += result->prefill_seconds;
     totals.decode_seconds += result->decode_seconds;
     totals.decode_steps += result->decode_steps;
+    totals.speculation.drafted += result->speculation.drafted;
+    totals.speculation.accepted += result->speculation.accepted;
+    totals.speculation.checks += result->speculation.checks;
     NativeCompletionEnd end{&*result, &options_.sampling, request_.max_tokens.value_or(-1), request_.return_tokens,
                             header_.model};
     if (native && !streaming()) {

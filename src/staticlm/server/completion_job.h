@@ -33,6 +33,7 @@ struct ModelContext {
   double client_check_seconds = 0.25;
   // The server is stopping: a request still waiting or generating ends, telling its client so.
   const std::atomic<bool>* shutting_down = nullptr;
+  SpeculationOptions speculation;  // the leased slot's draft session filled in per request
 };
 
 // Writes bytes to the client; false once it is gone.

@@ -176,7 +176,7 @@ class Server::Impl {
   void install_routes();
   Status bind();
   int port() const { return port_; }
-  Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat);
+  Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat, std::unique_ptr<Engine> draft);
   Status listen();
   void stop();
 
@@ -208,6 +208,7 @@ class Server::Impl {
   int port_ = 0;
   std::atomic<bool> ready_{false};
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Engine> draft_;  // before the pool, whose draft sessions it outlives
   std::unique_ptr<ProgramChatTemplate> chat_;
   std::unique_ptr<SessionPool> pool_;
   int64_t loaded_at_ = 0;
@@ -519,8 +520,9 @@ void Server::Impl::completion(std::string_view body, httplib::Response& res, End
   header.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   header.model = options_.model_name;
-  ModelContext model{engine_.get(),       engine_->tokenizer().value(),  chat_.get(),    pool_.get(), &metrics_,
-                     options_.model_name, options_.client_check_seconds, &shutting_down_};
+  ModelContext model{
+      engine_.get(),       engine_->tokenizer().value(),  chat_.get(),     pool_.get(),         &metrics_,
+      options_.model_name, options_.client_check_seconds, &shutting_down_, options_.speculation};
   auto job = CompletionJob::prepare(model, std::move(*request), std::move(header));
   if (!job.ok()) {
     reply_error(res, api_error(job.status()));
@@ -566,10 +568,16 @@ Status Server::Impl::bind() {
   return ok_status();
 }
 
-Status Server::Impl::set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat) {
+Status Server::Impl::set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat,
+                               std::unique_ptr<Engine> draft) {
   STATICLM_RETURN_IF_ERROR(engine->tokenizer().status());
-  STATICLM_ASSIGN_OR_RETURN(pool_, SessionPool::create(*engine, options_.parallel, options_.queue));
+  STATICLM_RETURN_IF_ERROR(check_speculation_options(options_.speculation));
+  if (options_.speculation.enabled() || draft) {
+    STATICLM_RETURN_IF_ERROR(draft ? engine->check_draft(*draft) : engine->check_speculation());
+  }
+  STATICLM_ASSIGN_OR_RETURN(pool_, SessionPool::create(*engine, options_.parallel, options_.queue, draft.get()));
   engine_ = std::move(engine);
+  draft_ = std::move(draft);
   chat_ = std::make_unique<ProgramChatTemplate>(std::move(chat));
   loaded_at_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -653,8 +661,8 @@ Status Server::bind() {
 int Server::port() const {
   return impl_->port();
 }
-Status Server::set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat) {
-  return impl_->set_model(std::move(engine), std::move(chat));
+Status Server::set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat, std::unique_ptr<Engine> draft) {
+  return impl_->set_model(std::move(engine), std::move(chat), std::move(draft));
 }
 Status Server::listen() {
   return impl_->listen();

@@ -31,6 +31,9 @@ struct ServerOptions {
   // How often a request waiting for a session, or generating a non-streamed reply, checks that its
   // client is still there.
   double client_check_seconds = 0.25;
+  // Speculative decoding for every request (its draft session is the request's slot's; set_model
+  // takes the draft program).
+  SpeculationOptions speculation;
 };
 
 class Server {
@@ -43,8 +46,9 @@ class Server {
   // ("127.0.0.1:8080 is already in use ..."), when it cannot.
   Status bind();
   int port() const;
-  // Makes the model available: opens the sessions. Until then model endpoints answer 503.
-  Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat);
+  // Makes the model available: opens the sessions (and a session of `draft`, a draft program for
+  // speculative decoding, beside each). Until then model endpoints answer 503.
+  Status set_model(std::unique_ptr<Engine> engine, ProgramChatTemplate chat, std::unique_ptr<Engine> draft = nullptr);
   // Serves until stop() (from another thread or a signal handler's thread); returns at once when
   // stop() came first.
   Status listen();

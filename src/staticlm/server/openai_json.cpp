@@ -80,13 +80,19 @@ Json timings_json(const GenerationResult& result) {
   const auto predicted = static_cast<double>(result.tokens.size());
   // decode_seconds runs from the end of the prefill: sampling the first token and every step after.
   const double predicted_seconds = result.decode_seconds;
-  return {{"cache_n", result.cached_prompt_tokens},
-          {"prompt_n", static_cast<int64_t>(prefilled)},
-          {"prompt_ms", result.prefill_seconds * 1e3},
-          {"prompt_per_second", per_second(prefilled, result.prefill_seconds)},
-          {"predicted_n", static_cast<int64_t>(predicted)},
-          {"predicted_ms", predicted_seconds * 1e3},
-          {"predicted_per_second", per_second(predicted, predicted_seconds)}};
+  Json timings = {{"cache_n", result.cached_prompt_tokens},
+                  {"prompt_n", static_cast<int64_t>(prefilled)},
+                  {"prompt_ms", result.prefill_seconds * 1e3},
+                  {"prompt_per_second", per_second(prefilled, result.prefill_seconds)},
+                  {"predicted_n", static_cast<int64_t>(predicted)},
+                  {"predicted_ms", predicted_seconds * 1e3},
+                  {"predicted_per_second", per_second(predicted, predicted_seconds)}};
+  // As llama-server reports speculative decoding: tokens drafted, and of them accepted.
+  if (result.speculation.checks > 0) {
+    timings["draft_n"] = result.speculation.drafted;
+    timings["draft_n_accepted"] = result.speculation.accepted;
+  }
+  return timings;
 }
 
 Json chat_choice_json(int64_t index, const GenerationResult& result, Json logprobs) {

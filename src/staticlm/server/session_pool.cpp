@@ -28,7 +28,12 @@ SessionPool::SessionPool(std::vector<std::unique_ptr<LlmSession>> sessions, int 
       in_use_(sessions_.size(), false),
       last_used_(sessions_.size(), 0) {}
 
-Result<std::unique_ptr<SessionPool>> SessionPool::create(const Engine& engine, int sessions, int max_queued) {
+LlmSession* SessionLease::draft_session() const {
+  return pool_->drafts_.empty() ? nullptr : pool_->drafts_[slot_].get();
+}
+
+Result<std::unique_ptr<SessionPool>> SessionPool::create(const Engine& engine, int sessions, int max_queued,
+                                                         const Engine* draft) {
   if (sessions < 1) {
     return invalid_argument("parallel sessions: expected >= 1, found ", sessions);
   }
@@ -43,7 +48,15 @@ Result<std::unique_ptr<SessionPool>> SessionPool::create(const Engine& engine, i
     }
     opened.push_back(std::move(*session));
   }
-  return std::unique_ptr<SessionPool>(new SessionPool(std::move(opened), max_queued));
+  auto pool = std::unique_ptr<SessionPool>(new SessionPool(std::move(opened), max_queued));
+  for (int i = 0; draft != nullptr && i < sessions; ++i) {
+    auto session = draft->new_session();
+    if (!session.ok()) {
+      return session.status().with_context(str_cat("opening draft session ", i + 1, " of ", sessions));
+    }
+    pool->drafts_.push_back(std::move(*session));
+  }
+  return pool;
 }
 
 Result<QueueTicket> SessionPool::enqueue() {

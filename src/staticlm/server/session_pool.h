@@ -29,6 +29,8 @@ class SessionLease {
   SessionLease(const SessionLease&) = delete;
   ~SessionLease();
   LlmSession& session() const { return *session_; }
+  // The draft program's session beside it, for speculative decoding; null without a draft.
+  LlmSession* draft_session() const;
 
  private:
   friend class SessionPool;
@@ -54,8 +56,10 @@ class QueueTicket {
 
 class SessionPool {
  public:
-  // Opens `sessions` sessions on the engine (each allocates its caches and I/O buffers).
-  static Result<std::unique_ptr<SessionPool>> create(const Engine& engine, int sessions, int max_queued);
+  // Opens `sessions` sessions on the engine (each allocates its caches and I/O buffers), and as
+  // many on `draft` where one is given.
+  static Result<std::unique_ptr<SessionPool>> create(const Engine& engine, int sessions, int max_queued,
+                                                     const Engine* draft = nullptr);
 
   // ResourceExhausted when every session is busy and `max_queued` requests already wait.
   Result<QueueTicket> enqueue();
@@ -81,6 +85,7 @@ class SessionPool {
   void leave_queue();
 
   std::vector<std::unique_ptr<LlmSession>> sessions_;
+  std::vector<std::unique_ptr<LlmSession>> drafts_;  // one per session, or none
   int max_queued_;
   mutable std::mutex mutex_;
   std::condition_variable freed_;

@@ -17,6 +17,7 @@
 #include "staticlm/tools/command.h"
 #include "staticlm/tools/engine_flags.h"
 #include "staticlm/tools/input_files.h"
+#include "staticlm/tools/speculation_flags.h"
 
 namespace staticlm::cli {
 namespace {
@@ -31,6 +32,7 @@ struct ServeArgs {
   server::ServerOptions server;
   std::string api_key_file;
   std::string chat_template;
+  SpeculationFlags speculation;
 };
 
 bool is_loopback(const std::string& host) {
@@ -52,13 +54,14 @@ struct ServeEvents {
 // Loads the model and hands it to the server; its status says why not.
 Status load_model(const ServeArgs& args, server::Server& http) {
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, open_engine(args.model));
+  STATICLM_ASSIGN_OR_RETURN(Speculation speculation, open_speculation(args.speculation, args.model, *engine));
   STATICLM_ASSIGN_OR_RETURN(const Tokenizer* tokenizer, engine->tokenizer());
   STATICLM_ASSIGN_OR_RETURN(ProgramChatTemplate chat,
                             load_program_chat_template(engine->file(), *tokenizer, args.chat_template));
   if (!chat.notice.empty()) {
     std::fprintf(stderr, "note: %s\n", chat.notice.c_str());
   }
-  return http.set_model(std::move(engine), std::move(chat));
+  return http.set_model(std::move(engine), std::move(chat), std::move(speculation.draft));
 }
 
 Status serve(ServeArgs args) {
@@ -79,6 +82,11 @@ Status serve(ServeArgs args) {
     // Checked before listening: a missing file is the command line's mistake, not a load failure.
     STATICLM_RETURN_IF_ERROR(read_input_file("--chat-template", args.chat_template, kMaxChatTemplateBytes).status());
   }
+  // The proposer's settings; the draft program is opened with the model (load_model).
+  STATICLM_RETURN_IF_ERROR(check_speculation_flags(args.speculation));
+  args.server.speculation.lookup_ngram = args.speculation.lookup;
+  args.server.speculation.draft_max = args.speculation.draft_max;
+  args.server.speculation.draft_p_min = args.speculation.draft_p_min;
   if (args.server.model_name.empty()) {
     args.server.model_name = std::filesystem::path(args.model.path).stem().string();
   }
@@ -189,6 +197,7 @@ Command add_serve_command(CLI::App& parent) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (docs/chat.md)");
+  add_speculation_flags(*app, args->speculation);
   add_engine_flags(*app, args->model);
   return {app, [args]() { return serve(*args); }};
 }

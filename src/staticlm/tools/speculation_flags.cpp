@@ -19,12 +19,7 @@ void add_speculation_flags(CLI::App& app, SpeculationFlags& flags) {
       ->capture_default_str();
 }
 
-Result<Speculation> open_speculation(const SpeculationFlags& flags, const EngineArgs& target_args,
-                                     const Engine& target) {
-  Speculation out;
-  out.options.lookup_ngram = flags.lookup;
-  out.options.draft_max = flags.draft_max;
-  out.options.draft_p_min = flags.draft_p_min;
+Status check_speculation_flags(const SpeculationFlags& flags) {
   if (flags.lookup < 0) {
     return invalid_argument("--lookup must be >= 1, found ", flags.lookup);
   }
@@ -37,6 +32,16 @@ Result<Speculation> open_speculation(const SpeculationFlags& flags, const Engine
   if (!(flags.draft_p_min >= 0.0f && flags.draft_p_min <= 1.0f)) {
     return invalid_argument("--draft-p-min must be in [0, 1], found ", flags.draft_p_min);
   }
+  return ok_status();
+}
+
+Result<Speculation> open_speculation(const SpeculationFlags& flags, const EngineArgs& target_args,
+                                     const Engine& target) {
+  STATICLM_RETURN_IF_ERROR(check_speculation_flags(flags));
+  Speculation out;
+  out.options.lookup_ngram = flags.lookup;
+  out.options.draft_max = flags.draft_max;
+  out.options.draft_p_min = flags.draft_p_min;
   if (flags.draft.empty()) {
     if (flags.lookup > 0) {
       STATICLM_RETURN_IF_ERROR(target.check_speculation().with_context("--lookup"));

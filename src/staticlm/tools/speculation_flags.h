@@ -31,6 +31,9 @@ struct Speculation {
   std::unique_ptr<Engine> draft;
   SpeculationOptions options;
 };
+// InvalidArgument naming the flag: a value out of range, or both --draft and --lookup.
+Status check_speculation_flags(const SpeculationFlags& flags);
+
 // Fails naming the flag: a bad value, both --draft and --lookup, a draft that cannot be opened or
 // whose tokenizer differs from the target's, a target that keeps only the last logits.
 Result<Speculation> open_speculation(const SpeculationFlags& flags, const EngineArgs& target_args,
