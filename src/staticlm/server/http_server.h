@@ -31,6 +31,9 @@ struct ServerOptions {
   // How often a request waiting for a session, or generating a non-streamed reply, checks that its
   // client is still there.
   double client_check_seconds = 0.25;
+  // Directory of the session files POST /slots/{id}?action=save|restore name (llama-server's
+  // --slot-save-path); "" = those actions answer 501. It must exist.
+  std::string slot_save_path;
 };
 
 class Server {

@@ -79,6 +79,16 @@ Status serve(ServeArgs args) {
     // Checked before listening: a missing file is the command line's mistake, not a load failure.
     STATICLM_RETURN_IF_ERROR(read_input_file("--chat-template", args.chat_template, kMaxChatTemplateBytes).status());
   }
+  if (!args.server.slot_save_path.empty()) {
+    // Made as llama-server makes it, before listening: a path that cannot be a directory is the
+    // command line's mistake.
+    std::error_code error;
+    std::filesystem::create_directories(args.server.slot_save_path, error);
+    if (error && !std::filesystem::is_directory(args.server.slot_save_path)) {
+      return invalid_argument("--slot-save-path '", args.server.slot_save_path,
+                              "': cannot make the directory: ", error.message());
+    }
+  }
   if (args.server.model_name.empty()) {
     args.server.model_name = std::filesystem::path(args.model.path).stem().string();
   }
@@ -189,6 +199,9 @@ Command add_serve_command(CLI::App& parent) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (docs/chat.md)");
+  app->add_option("--slot-save-path", args->server.slot_save_path,
+                  "Directory of the session files POST /slots/{id}?action=save|restore names (made if missing; "
+                  "default: those actions disabled)");
   add_engine_flags(*app, args->model);
   return {app, [args]() { return serve(*args); }};
 }
