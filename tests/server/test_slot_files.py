@@ -5,8 +5,9 @@ checked (names that would leave the directory, slots, actions, another program's
 is generating is refused, not touched."""
 import json
 import os
+import subprocess
 
-from conftest import read_events
+from conftest import CLI, read_events
 
 COMPLETIONS = "/v1/completions"
 NOT_SUPPORTED = "This server does not support slots action. Start it with `--slot-save-path`"
@@ -134,3 +135,12 @@ def test_slot_actions_need_the_api_key(serve, tmp_path):
     status, _, body = server.post("/slots/0?action=save", {"filename": "x.bin"}, key=False)
     assert status == 401 and os.listdir(tmp_path) == []
     assert server.post("/slots/0?action=save", {"filename": "x.bin"})[0] == 200
+
+
+def test_a_save_path_that_cannot_be_a_directory_stops_serve_before_listening(model, tmp_path):
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    done = subprocess.run([CLI, "serve", str(model), "--port", "0", "--slot-save-path", str(taken / "slots")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "listening" not in done.stderr
+    assert f"--slot-save-path '{taken / 'slots'}': cannot make the directory" in done.stderr, done.stderr

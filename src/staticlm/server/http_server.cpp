@@ -663,7 +663,8 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
           origin, "'");
     }
   }
-  if (!options.slot_save_path.empty() && !std::filesystem::is_directory(options.slot_save_path)) {
+  std::error_code not_a_directory;
+  if (!options.slot_save_path.empty() && !std::filesystem::is_directory(options.slot_save_path, not_a_directory)) {
     return invalid_argument("option 'slot_save_path': '", options.slot_save_path, "' is not a directory");
   }
   auto impl = std::make_unique<Impl>(std::move(options));

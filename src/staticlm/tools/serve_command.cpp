@@ -84,7 +84,8 @@ Status serve(ServeArgs args) {
     // command line's mistake.
     std::error_code error;
     std::filesystem::create_directories(args.server.slot_save_path, error);
-    if (error && !std::filesystem::is_directory(args.server.slot_save_path)) {
+    std::error_code unused;
+    if (error && !std::filesystem::is_directory(args.server.slot_save_path, unused)) {
       return invalid_argument("--slot-save-path '", args.server.slot_save_path,
                               "': cannot make the directory: ", error.message());
     }
