@@ -131,5 +131,32 @@ TEST(SessionPoolTest, ThreadsSharingThePoolGetTheirOwnResults) {
   EXPECT_EQ((*pool)->queued(), 0);
 }
 
+TEST(SessionPoolTest, ASlotActionTakesItsSessionOnlyWhenIdleAndHoldsItFromRequests) {
+  auto engine = open_fixture();
+  auto pool = SessionPool::create(*engine, 2, 4);
+  ASSERT_TRUE(pool.ok());
+  EXPECT_FALSE((*pool)->try_acquire_slot(2)) << "no such slot";
+  auto request = (*pool)->acquire((*pool)->enqueue().value(), std::vector<int32_t>{5}, [] { return true; }, 0.01);
+  ASSERT_TRUE(request);
+  const std::vector<bool> in_use = (*pool)->slots_in_use();
+  const size_t busy_slot = in_use[0] ? 0 : 1;
+  EXPECT_FALSE((*pool)->try_acquire_slot(busy_slot)) << "a generating slot is never handed to an action";
+  {
+    auto action = (*pool)->try_acquire_slot(1 - busy_slot);
+    ASSERT_TRUE(action);
+    EXPECT_EQ((*pool)->busy(), 2);
+    EXPECT_FALSE((*pool)->try_acquire_slot(1 - busy_slot)) << "nor to a second action";
+    // A request waiting meanwhile gets no session until one is released.
+    auto ticket = (*pool)->enqueue();
+    ASSERT_TRUE(ticket.ok());
+    int polls = 0;
+    auto gave_up = (*pool)->acquire(
+        std::move(*ticket), std::vector<int32_t>{5}, [&] { return ++polls < 2; }, 0.01);
+    EXPECT_FALSE(gave_up);
+  }
+  EXPECT_EQ((*pool)->busy(), 1) << "the action's lease returned its session";
+  EXPECT_TRUE((*pool)->try_acquire_slot(1 - busy_slot));
+}
+
 }  // namespace
 }  // namespace staticlm::server

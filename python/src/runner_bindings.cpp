@@ -20,6 +20,7 @@
 #include "staticlm/llm/engine.h"
 #include "staticlm/llm/generator.h"
 #include "staticlm/llm/program_tokenizer.h"
+#include "staticlm/llm/session_file.h"
 #include "staticlm/llm/tokenizer/tokenizer.h"
 
 #include "bindings.h"
@@ -91,6 +92,7 @@ GenerationOptions generation_options(const Engine& engine, const py::object& con
     options.top_logprobs = logprobs.cast<int>();
   }
   options.stop_strings = config.attr("stop").cast<std::vector<std::string>>();
+  options.reuse_cached_prefix = config.attr("reuse_cached_prefix").cast<bool>();
   const py::object grammar = config.attr("grammar");
   const py::object schema = config.attr("json_schema");
   if (!grammar.is_none() && !schema.is_none()) {
@@ -281,6 +283,7 @@ class Runner {
         generated.grammar_complete ? py::object(py::bool_(*generated.grammar_complete)) : py::object(py::none());
     py::dict stats;
     stats["prompt_tokens"] = generated.prompt_tokens.size();
+    stats["cached_prompt_tokens"] = generated.cached_prompt_tokens;
     stats["generated_tokens"] = generated.tokens.size();
     stats["load_seconds"] = engine_->load_seconds();
     stats["prefill_seconds"] = generated.prefill_seconds;
@@ -321,6 +324,32 @@ class Runner {
     }
     ok_or_raise(status);
     return logits;
+  }
+
+  // Writes the session's cached tokens and caches to `path` (llm/session_file.h).
+  void save_session(const std::string& path) {
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = save_session_file(*session_, engine_->file(), path);
+    }
+    ok_or_raise(status);
+  }
+
+  // Replaces the session's cache with the file's; returns the tokens it holds now.
+  int64_t restore_session(const std::string& path) {
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = restore_session_file(*session_, engine_->file(), path);
+    }
+    ok_or_raise(status);
+    return session_->position();
+  }
+
+  std::vector<int32_t> cached_tokens() const {
+    const std::span<const int32_t> tokens = session_->cached_tokens();
+    return {tokens.begin(), tokens.end()};
   }
 
   void reset() { session_->reset(); }
@@ -449,6 +478,9 @@ void register_runner(py::module_& m) {
       .def("set_speculation", &Runner::set_speculation, py::arg("draft"), py::arg("lookup"), py::arg("draft_max"),
            py::arg("draft_p_min"))
       .def("prefill", &Runner::prefill, py::arg("prompt"))
+      .def("save_session", &Runner::save_session, py::arg("path"))
+      .def("restore_session", &Runner::restore_session, py::arg("path"))
+      .def_property_readonly("cached_tokens", &Runner::cached_tokens)
       .def("reset", &Runner::reset)
       .def("stop", &Runner::stop, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("position", &Runner::position)

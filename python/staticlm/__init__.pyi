@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Type stubs of the staticlm package (the names the _staticlm extension module defines)."""
+import os
 from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -101,12 +102,14 @@ class GenerationConfig:
     stop: tuple[str, ...]
     grammar: Optional[str]
     json_schema: Optional[Union[dict, bool, str]]
+    reuse_cached_prefix: bool
     def __init__(self, *, max_new_tokens: Optional[int] = 128, temperature: Optional[float] = None,
                  top_k: Optional[int] = None, top_p: Optional[float] = None, min_p: Optional[float] = None,
                  repetition_penalty: Optional[float] = None, seed: Optional[int] = None,
                  logit_bias: Optional[Mapping[int, float]] = None,
                  stop: tuple[str, ...] = (), grammar: Optional[str] = None,
-                 json_schema: Optional[Union[dict, bool, str]] = None) -> None: ...
+                 json_schema: Optional[Union[dict, bool, str]] = None,
+                 reuse_cached_prefix: bool = False) -> None: ...
 
 class Stats:
     """What `staticlm run` prints after a generation."""
@@ -122,6 +125,7 @@ class Stats:
     io: dict[str, Any]
     sampling: dict[str, Any]
     speculation: dict[str, int]
+    cached_prompt_tokens: int
     @property
     def prefill_tokens_per_second(self) -> float: ...
     @property
@@ -146,6 +150,10 @@ class TextLLMRunner:
                  token_callback: Optional[Callable[[str], None]] = None) -> Result: ...
     def stream(self, prompt: str, config: Optional[GenerationConfig] = None) -> Iterator[str]: ...
     def prefill(self, prompt: str) -> np.ndarray: ...
+    def save_session(self, path: Union[str, os.PathLike[str]]) -> None: ...
+    def restore_session(self, path: Union[str, os.PathLike[str]]) -> int: ...
+    @property
+    def cached_tokens(self) -> list[int]: ...
     def reset(self) -> None: ...
     def stop(self) -> None: ...
     @property

@@ -41,6 +41,10 @@ class GenerationConfig:
     # program's logits give them before logit_bias, penalties, temperature and a grammar's mask
     # (OpenAI's logprobs are the model's). None: none (Result.logprobs None).
     logprobs: Optional[int] = None
+    # Keep the cached tokens the prompt starts with (from the previous generate() or from
+    # TextLLMRunner.restore_session()) instead of prefilling them again; the last prompt token is
+    # always fed, for the logits of the first new token. False: the cache is reset first.
+    reuse_cached_prefix: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,15 @@ class Stats:
     sampling: dict = field(default_factory=dict)
     # Speculative decoding: tokens drafted, accepted, and the checks run (all 0 without it).
     speculation: dict = field(default_factory=dict)
+    # Prompt tokens found in the cache and not prefilled (GenerationConfig.reuse_cached_prefix).
+    cached_prompt_tokens: int = 0
 
     @property
     def prefill_tokens_per_second(self) -> float:
-        """Prompt tokens per second of prefill (0 when prefill took no measurable time)."""
-        return self.prompt_tokens / self.prefill_seconds if self.prefill_seconds > 0 else 0.0
+        """Prefilled prompt tokens (cached ones excluded) per second of prefill (0 when prefill
+        took no measurable time)."""
+        prefilled = self.prompt_tokens - self.cached_prompt_tokens
+        return prefilled / self.prefill_seconds if self.prefill_seconds > 0 else 0.0
 
     @property
     def decode_tokens_per_second(self) -> float:
@@ -119,7 +127,8 @@ class TextLLMRunner:
 
     def generate(self, prompt: str, config: Optional[GenerationConfig] = None,
                  token_callback: Optional[Callable[[str], None]] = None) -> Result:
-        """Generates from `prompt` (the cache is reset first). token_callback receives each piece
+        """Generates from `prompt` (the cache is reset first, unless config.reuse_cached_prefix
+        keeps the cached tokens the prompt starts with). token_callback receives each piece
         of text as soon as it is final (never a broken UTF-8 sequence, never part of a stop
         string); an exception it raises stops generation and propagates. The GIL is released
         while generating."""
@@ -160,6 +169,26 @@ class TextLLMRunner:
     def prefill(self, prompt: str):
         """Feeds `prompt` from an empty cache; returns the last position's logits (numpy)."""
         return self._runner.prefill(prompt)
+
+    def save_session(self, path) -> None:
+        """Writes the cached tokens (what the last generate() or prefill() left: prompt and
+        generated tokens but the last) and their KV caches to a session file at `path`, the format
+        of `staticlm run --prompt-cache` and the server's slot files. The file is bound to this
+        program. Error "Unavailable" when it cannot be written."""
+        self._runner.save_session(os.fspath(path))
+
+    def restore_session(self, path) -> int:
+        """Replaces the cache with a session file's tokens and caches; returns how many tokens it
+        holds now. A generate() whose config has reuse_cached_prefix=True and whose prompt starts
+        with them prefills only the rest. Error "NotFound" for a missing file, "DataLoss" for a
+        damaged one, "InvalidArgument" for one saved with another program (naming what differs) or
+        one longer than this cache; the cache is then as it was."""
+        return self._runner.restore_session(os.fspath(path))
+
+    @property
+    def cached_tokens(self) -> list:
+        """The token ids held in the KV cache, in order."""
+        return self._runner.cached_tokens
 
     def reset(self) -> None:
         """Forgets the cached tokens."""

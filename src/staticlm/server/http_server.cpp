@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "staticlm/server/openai_json.h"
 #include "staticlm/server/request_framing.h"
 #include "staticlm/server/session_pool.h"
+#include "staticlm/server/slot_actions.h"
 #include "staticlm/server/token_endpoints.h"
 #include "staticlm/server/web_assets.h"
 
@@ -54,6 +56,9 @@ std::string endpoint_label(const std::string& path) {
     if (path == known) {
       return path;
     }
+  }
+  if (path.starts_with("/slots/")) {
+    return "/slots/{id}";
   }
   return find_web_asset(path) ? "web" : "other";
 }
@@ -201,6 +206,7 @@ class Server::Impl {
   void native_completion(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void tokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void detokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void slot_action(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void no_endpoint(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void fill_error_body(const httplib::Request& req, httplib::Response& res) const;
 
@@ -291,6 +297,7 @@ void Server::Impl::install_routes() {
   post("/completion", &Impl::native_completion);
   post("/tokenize", &Impl::tokenize);
   post("/detokenize", &Impl::detokenize);
+  post(R"(/slots/([^/]*))", &Impl::slot_action);
   post(".*", &Impl::no_endpoint);  // last: a body sent anywhere else is read within the limit too
   for (const char* path : {"/", "/index.html", "/app.js", "/style.css"}) {
     http_.Get(path, [](const httplib::Request& req, httplib::Response& res) {
@@ -556,6 +563,22 @@ void Server::Impl::detokenize(const httplib::Request&, std::string_view body, ht
   }
 }
 
+// llama-server's slot actions; without a save directory, its 501 and message.
+void Server::Impl::slot_action(const httplib::Request& req, std::string_view body, httplib::Response& res) {
+  if (options_.slot_save_path.empty()) {
+    reply_error(res, ApiError{501, "not_supported_error",
+                              "This server does not support slots action. Start it with `--slot-save-path`", "",
+                              "not_supported"});
+    return;
+  }
+  if (!require_model(res)) {
+    return;
+  }
+  const std::string id_slot = req.matches[1];
+  const std::string action = req.get_param_value("action");
+  reply(res, run_slot_action({id_slot, action, body}, *pool_, engine_->file(), options_.slot_save_path, kMaxJsonDepth));
+}
+
 Status Server::Impl::bind() {
   if (options_.port == 0) {
     port_ = http_.bind_to_any_port(options_.host);
@@ -647,6 +670,10 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
           "path), found '",
           origin, "'");
     }
+  }
+  std::error_code not_a_directory;
+  if (!options.slot_save_path.empty() && !std::filesystem::is_directory(options.slot_save_path, not_a_directory)) {
+    return invalid_argument("option 'slot_save_path': '", options.slot_save_path, "' is not a directory");
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   impl->install_routes();

@@ -34,6 +34,9 @@ struct ServerOptions {
   // Speculative decoding for every request (its draft session is the request's slot's; set_model
   // takes the draft program).
   SpeculationOptions speculation;
+  // Directory of the session files POST /slots/{id}?action=save|restore name (llama-server's
+  // --slot-save-path); "" = those actions answer 501. It must exist.
+  std::string slot_save_path;
 };
 
 class Server {

@@ -105,6 +105,15 @@ std::optional<SessionLease> SessionPool::acquire(QueueTicket ticket, std::span<c
   }
 }
 
+std::optional<SessionLease> SessionPool::try_acquire_slot(size_t slot) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (slot >= sessions_.size() || in_use_[slot]) {
+    return std::nullopt;
+  }
+  in_use_[slot] = true;
+  return SessionLease(this, slot, sessions_[slot].get());
+}
+
 int SessionPool::busy() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int>(std::count(in_use_.begin(), in_use_.end(), true));

@@ -67,6 +67,10 @@ class SessionPool {
   // `poll_seconds`, says the client is gone. Consumes the ticket.
   std::optional<SessionLease> acquire(QueueTicket ticket, std::span<const int32_t> prompt,
                                       const std::function<bool()>& keep_waiting, double poll_seconds);
+  // Session `slot` (0 <= slot < size()) when no request holds it, without waiting or queueing:
+  // the slot actions (save, restore, erase) answer at once rather than wait behind a generation,
+  // and a request cannot take the session while they read or replace its cache. nullopt when busy.
+  std::optional<SessionLease> try_acquire_slot(size_t slot);
 
   int size() const { return static_cast<int>(sessions_.size()); }
   int64_t context_length() const { return sessions_.front()->max_cache_len(); }

@@ -87,6 +87,17 @@ Status serve(ServeArgs args) {
   args.server.speculation.lookup_ngram = args.speculation.lookup;
   args.server.speculation.draft_max = args.speculation.draft_max;
   args.server.speculation.draft_p_min = args.speculation.draft_p_min;
+  if (!args.server.slot_save_path.empty()) {
+    // Made as llama-server makes it, before listening: a path that cannot be a directory is the
+    // command line's mistake.
+    std::error_code error;
+    std::filesystem::create_directories(args.server.slot_save_path, error);
+    std::error_code unused;
+    if (error && !std::filesystem::is_directory(args.server.slot_save_path, unused)) {
+      return invalid_argument("--slot-save-path '", args.server.slot_save_path,
+                              "': cannot make the directory: ", error.message());
+    }
+  }
   if (args.server.model_name.empty()) {
     args.server.model_name = std::filesystem::path(args.model.path).stem().string();
   }
@@ -198,6 +209,9 @@ Command add_serve_command(CLI::App& parent) {
   app->add_option("--chat-template", args->chat_template,
                   "Jinja chat template to use instead of the program's (docs/chat.md)");
   add_speculation_flags(*app, args->speculation);
+  app->add_option("--slot-save-path", args->server.slot_save_path,
+                  "Directory of the session files POST /slots/{id}?action=save|restore names (made if missing; "
+                  "default: those actions disabled)");
   add_engine_flags(*app, args->model);
   return {app, [args]() { return serve(*args); }};
 }
