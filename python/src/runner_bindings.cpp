@@ -194,9 +194,6 @@ class Runner {
     options.lookup_ngram = lookup;
     options.draft_max = draft_max;
     options.draft_p_min = draft_p_min;
-    if (lookup < 0) {
-      ok_or_raise(invalid_argument("lookup must be >= 1, found ", lookup));
-    }
     ok_or_raise(check_speculation_options(options));
     ok_or_raise(engine_->check_speculation());
     std::unique_ptr<Engine> draft_engine;

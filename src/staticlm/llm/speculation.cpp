@@ -26,8 +26,11 @@ class PromptLookup final : public Proposer {
         if (!std::equal(tail.begin(), tail.end(), text.begin() + start)) {
           continue;
         }
-        for (int64_t at = start + n; at < size && static_cast<int64_t>(out.size()) < max_tokens; ++at) {
-          const int32_t token = text[static_cast<size_t>(at)];
+        // Copied as LZ77 copies: past the end of the text the copy reads its own guesses, so a
+        // text repeating with a period shorter than the guesses (a loop) is continued whole.
+        const size_t first = out.size();
+        for (int64_t at = start + n; static_cast<int64_t>(out.size() - first) < max_tokens; ++at) {
+          const int32_t token = at < size ? text[static_cast<size_t>(at)] : out[first + static_cast<size_t>(at - size)];
           if (token >= vocab_limit) {
             break;
           }
@@ -97,18 +100,23 @@ class DraftProgram final : public Proposer {
 
 }  // namespace
 
+std::unique_ptr<Proposer> make_prompt_lookup(int max_ngram) {
+  return std::make_unique<PromptLookup>(max_ngram);
+}
+
 Status check_speculation_options(const SpeculationOptions& options) {
   if (options.lookup_ngram < 0) {
-    return invalid_argument("the lookup n-gram length must be >= 0, found ", options.lookup_ngram);
+    return invalid_argument("lookup_ngram must be >= 0, found ", options.lookup_ngram);
   }
   if ((options.lookup_ngram > 0) + (options.draft != nullptr) + (options.proposer != nullptr) > 1) {
     return invalid_argument("speculation takes one proposer: a draft program, prompt lookup or the caller's");
   }
   if (options.draft_max < 1 || options.draft_max > 64) {
-    return invalid_argument("the most tokens drafted per check must be in [1, 64], found ", options.draft_max);
+    return invalid_argument("draft_max (the most tokens guessed per check) must be in [1, 64], found ",
+                            options.draft_max);
   }
   if (!(options.draft_p_min >= 0.0f && options.draft_p_min <= 1.0f)) {
-    return invalid_argument("the draft's minimum probability must be in [0, 1], found ", options.draft_p_min);
+    return invalid_argument("draft_p_min must be in [0, 1], found ", options.draft_p_min);
   }
   return ok_status();
 }

@@ -55,6 +55,9 @@ struct SpeculationStats {
   int64_t checks = 0;    // chunks run to check guesses
 };
 
+// Prompt lookup (SpeculationOptions::lookup_ngram) on its own, for callers composing proposers.
+std::unique_ptr<Proposer> make_prompt_lookup(int max_ngram);
+
 // Fails with InvalidArgument for a draft_max outside [1, 64], a negative lookup_ngram, more than
 // one proposer, or a draft_p_min outside [0, 1].
 Status check_speculation_options(const SpeculationOptions& options);

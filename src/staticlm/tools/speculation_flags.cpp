@@ -19,20 +19,22 @@ void add_speculation_flags(CLI::App& app, SpeculationFlags& flags) {
       ->capture_default_str();
 }
 
+namespace {
+
+constexpr std::pair<std::string_view, std::string_view> kSpeculationFlags[] = {
+    {"lookup_ngram", "--lookup"}, {"draft_max", "--draft-max"}, {"draft_p_min", "--draft-p-min"}};
+
+}  // namespace
+
 Status check_speculation_flags(const SpeculationFlags& flags) {
-  if (flags.lookup < 0) {
-    return invalid_argument("--lookup must be >= 1, found ", flags.lookup);
-  }
   if (!flags.draft.empty() && flags.lookup > 0) {
     return invalid_argument("give --draft or --lookup, not both");
   }
-  if (flags.draft_max < 1 || flags.draft_max > 64) {
-    return invalid_argument("--draft-max must be in [1, 64], found ", flags.draft_max);
-  }
-  if (!(flags.draft_p_min >= 0.0f && flags.draft_p_min <= 1.0f)) {
-    return invalid_argument("--draft-p-min must be in [0, 1], found ", flags.draft_p_min);
-  }
-  return ok_status();
+  SpeculationOptions options;
+  options.lookup_ngram = flags.lookup;
+  options.draft_max = flags.draft_max;
+  options.draft_p_min = flags.draft_p_min;
+  return with_flag_names(check_speculation_options(options), kSpeculationFlags);
 }
 
 Result<Speculation> open_speculation(const SpeculationFlags& flags, const EngineArgs& target_args,
