@@ -8,6 +8,7 @@ committed.
 
   sudo apt-get install bible-kjv sentencepiece python3-torch python3-numpy
   /usr/bin/python3 scripts/train_bundled_model.py --minutes 40
+  /usr/bin/python3 scripts/train_bundled_model.py --draft --minutes 12   (after the above)
 
 Data: every verse of `bible Gen1:1-Rev22:21`, one per line, chapter headings and verse numbers
 removed. The books in HELD_OUT (one Old Testament narrative, one prophet, one epistle) are left
@@ -15,8 +16,15 @@ out of training and written to models/<name>/heldout.txt, the text `staticlm eva
 score. The model: RMSNorm, rotary positions, grouped-query attention, a SwiGLU MLP, tied
 embeddings, as transformers' LlamaForCausalLM computes them (a check at the end runs the exported
 bf16 weights through scripts/fixturegen's independent float64 reference and compares).
+
+--draft trains models/<name>-draft instead: a much smaller model for speculative decoding on the
+same text and held-out books, with the bundled model's tokenizer files copied byte for byte (a
+draft must share the target's token ids, which speculative decoding checks by the tokenizer's
+sha256), and measures how often its greedy next token is the bundled model's (the acceptance rate
+greedy speculation sees).
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -51,6 +59,10 @@ CONFIG = {
     "rope_theta": 10000.0,
 }
 SEQ_LEN = 512
+DRAFT_NAME = NAME + "-draft"
+DRAFT_CONFIG = dict(CONFIG, hidden_size=128, intermediate_size=384, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2)
+TOKENIZER_FILES = ["tokenizer.model", "tokenizer.json", "tokenizer_config.json"]
 
 
 def run(command, **kwargs):
@@ -79,7 +91,7 @@ def verses():
     return out
 
 
-def prepare_text(work, model_dir):
+def prepare_text(work, heldout_path):
     all_verses = verses()
     if len(all_verses) != 31102:
         sys.exit(f"train: expected the 31102 verses of the KJV, parsed {len(all_verses)}")
@@ -95,7 +107,7 @@ def prepare_text(work, model_dir):
         "\n".join(text for book, text in all_verses if book not in HELD_OUT) + "\n")
     (work / "train_books.txt").write_text("\n".join(text_of[book] for book in train_books) + "\n")
     # One line, no newline: `staticlm eval` scores the file's bytes as they are.
-    (model_dir / "heldout.txt").write_text(" ".join(text_of[book] for book in HELD_OUT))
+    heldout_path.write_text(" ".join(text_of[book] for book in HELD_OUT))
     return len(train_books), len(HELD_OUT)
 
 
@@ -119,6 +131,18 @@ def train_tokenizer(work, model_dir, vocab_size):
         "tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>",
         "add_bos_token": True, "add_eos_token": False, "clean_up_tokenization_spaces": False,
         "model_max_length": SEQ_LEN * 2, "legacy": False}, indent=1) + "\n")
+
+
+def reuse_tokenizer(work, model_dir, target_dir):
+    """Copies the target's tokenizer files byte for byte (the draft's ids must be the target's);
+    returns their sha256s."""
+    sums = {}
+    for name in TOKENIZER_FILES:
+        blob = (target_dir / name).read_bytes()
+        (model_dir / name).write_bytes(blob)
+        sums[name] = hashlib.sha256(blob).hexdigest()
+    (work / "tokenizer.model").write_bytes((target_dir / "tokenizer.model").read_bytes())
+    return sums
 
 
 def tokenizer_json(vocab):
@@ -238,8 +262,8 @@ class Llama(torch.nn.Module):
             x = x + layer.down(F.silu(layer.gate(h)) * layer.up(h))
         return self.rms(x, self.norm) @ self.embed.weight.T
 
-    def hf_tensors(self):
-        """Hugging Face names -> float32 numpy arrays (tied: no lm_head.weight)."""
+    def hf_parameters(self):
+        """Hugging Face names -> parameters (tied: no lm_head.weight)."""
         out = {"model.embed_tokens.weight": self.embed.weight, "model.norm.weight": self.norm}
         for i, layer in enumerate(self.layers):
             p = f"model.layers.{i}."
@@ -249,7 +273,18 @@ class Llama(torch.nn.Module):
                         p + "post_attention_layernorm.weight": layer.post_norm,
                         p + "mlp.gate_proj.weight": layer.gate.weight, p + "mlp.up_proj.weight": layer.up.weight,
                         p + "mlp.down_proj.weight": layer.down.weight})
-        return {name: value.detach().float().numpy() for name, value in out.items()}
+        return out
+
+    def hf_tensors(self):
+        return {name: value.detach().float().numpy() for name, value in self.hf_parameters().items()}
+
+    def load_bf16(self, path):
+        """Loads a bf16 model.safetensors this script wrote."""
+        bits = checkpoint.read_safetensors(path)
+        with torch.no_grad():
+            for name, parameter in self.hf_parameters().items():
+                parameter.copy_(torch.from_numpy(checkpoint.bf16_bits_to_float64(bits[name])).float())
+        return self
 
 
 def sliding_perplexity(model, ids, ctx=SEQ_LEN, stride=SEQ_LEN // 2):
@@ -287,6 +322,29 @@ def mean_loss(model, ids, batch=8):
     return total / count
 
 
+def greedy_agreement(draft, target, ids, prompts=16, prompt_len=32, new=25):
+    """How often the draft's argmax next token is the target's: (rate, positions) teacher-forced at
+    every position of `ids` (non-overlapping SEQ_LEN windows), and (rate, positions) over the
+    target's own greedy continuations (`new` tokens) of `prompts` evenly spaced `prompt_len`-token
+    prompts from `ids`, the tokens greedy speculative decoding would have the draft propose."""
+    with torch.no_grad():
+        same = total = 0
+        for begin in range(0, len(ids), SEQ_LEN):
+            x = torch.from_numpy(ids[begin:begin + SEQ_LEN])[None]
+            same += (draft(x).argmax(-1) == target(x).argmax(-1)).sum().item()
+            total += x.shape[1]
+        forced = (same / total, total)
+        same = total = 0
+        for start in np.linspace(0, len(ids) - prompt_len, prompts).astype(int):
+            x = torch.from_numpy(ids[start:start + prompt_len])[None]
+            for _ in range(new):
+                x = torch.cat([x, target(x)[:, -1:].argmax(-1)], dim=1)
+            proposed = draft(x[:, :-1])[0, prompt_len - 1:].argmax(-1)
+            same += (proposed == x[0, prompt_len:]).sum().item()
+            total += new
+    return forced, (same / total, total)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=40.0, help="training time budget")
@@ -294,20 +352,25 @@ def main():
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", default=str(ROOT / "models" / NAME))
+    parser.add_argument("--warmup", type=int, default=100, help="warm-up steps")
+    parser.add_argument("--draft", action="store_true",
+                        help=f"train {DRAFT_NAME}, a draft for {NAME} (which must exist): its tokenizer, ~1/6 the size")
+    parser.add_argument("--out", help="model directory (default: models/<name>)")
     parser.add_argument("--speed-test", action="store_true", help="time a few steps and exit")
     args = parser.parse_args()
+    args.name, args.config = (DRAFT_NAME, DRAFT_CONFIG) if args.draft else (NAME, CONFIG)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    model_dir = pathlib.Path(args.out)
-    work = ROOT / "build" / "train_bundled_model"
+    model_dir = pathlib.Path(args.out or ROOT / "models" / args.name)
+    target_dir = ROOT / "models" / NAME
+    work = ROOT / "build" / ("train_bundled_model" + ("_draft" if args.draft else ""))
     model_dir.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
 
-    model = Llama(CONFIG)
+    model = Llama(args.config)
     params = sum(p.numel() for p in model.parameters())
     if args.speed_test:
-        x = torch.randint(0, CONFIG["vocab_size"], (args.batch, SEQ_LEN + 1))
+        x = torch.randint(0, args.config["vocab_size"], (args.batch, SEQ_LEN + 1))
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
         start = time.time()
         for _ in range(3):
@@ -321,17 +384,23 @@ def main():
               f"= {args.batch * SEQ_LEN / per_step:.0f} tokens/s")
         return
 
-    train_books, heldout_books = prepare_text(work, model_dir)
-    train_tokenizer(work, model_dir, CONFIG["vocab_size"])
+    # The draft scores the target's heldout.txt (the same books, so the same bytes: checked).
+    heldout_path = (work if args.draft else model_dir) / "heldout.txt"
+    train_books, heldout_books = prepare_text(work, heldout_path)
+    if args.draft:
+        if heldout_path.read_bytes() != (target_dir / "heldout.txt").read_bytes():
+            sys.exit(f"train: the held-out text differs from {target_dir / 'heldout.txt'}")
+        args.tokenizer_sha256 = reuse_tokenizer(work, model_dir, target_dir)
+    else:
+        train_tokenizer(work, model_dir, CONFIG["vocab_size"])
     train_ids = encode_lines(work, work / "train_books.txt")
-    heldout_ids = encode_lines(work, model_dir / "heldout.txt")
+    heldout_ids = encode_lines(work, heldout_path)
     print(f"{train_books} training books ({len(train_ids)} tokens), {heldout_books} held out "
           f"({len(heldout_ids)} tokens); {params / 1e6:.2f} M parameters", flush=True)
 
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
     rng = np.random.default_rng(args.seed)
     budget = args.minutes * 60
-    warmup = 100
     start = time.time()
     step = 0
     losses = []
@@ -341,7 +410,7 @@ def main():
             break
         # Cosine decay over the time budget (steps are near-uniform in cost).
         progress = elapsed / budget
-        lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
         for group in opt.param_groups:
             group["lr"] = lr
         starts = rng.integers(0, len(train_ids) - SEQ_LEN - 1, size=args.batch)
@@ -362,15 +431,24 @@ def main():
     print(f"done: {step} steps; train loss {train_loss:.4f}, held-out loss {heldout_loss:.4f} "
           f"(perplexity {math.exp(heldout_loss):.2f})", flush=True)
     write_model(model, model_dir, args, step, train_loss, heldout_loss, len(train_ids), heldout_ids, params)
+    if args.draft:
+        target = Llama(CONFIG).load_bf16(target_dir / "model.safetensors").eval()
+        target_params = sum(p.numel() for p in target.parameters())
+        forced, greedy = greedy_agreement(model, target, heldout_ids)
+        print(f"{params} vs {target_params} parameters; greedy agreement with {NAME}: {forced[0]:.3f} teacher-forced "
+              f"({forced[1]} held-out positions), {greedy[0]:.3f} on its greedy continuations ({greedy[1]})", flush=True)
+        write_training_notes(model_dir, args, step, train_loss, heldout_loss, len(train_ids), len(heldout_ids), params,
+                             args.reference_error, args.eval_perplexity, (target_params, forced, greedy))
 
 
 def write_model(model, model_dir, args, steps, train_loss, heldout_loss, train_tokens, heldout_ids, params):
     tensors = model.hf_tensors()
     bf16 = {name: checkpoint.float32_to_bf16_bits(value) for name, value in tensors.items()}
     checkpoint.write_safetensors(model_dir / "model.safetensors", bf16)
-    config = dict(CONFIG, architectures=["LlamaForCausalLM"], model_type="llama", tie_word_embeddings=True,
-                  bos_token_id=1, eos_token_id=2, hidden_act="silu", torch_dtype="bfloat16", head_dim=
-                  CONFIG["hidden_size"] // CONFIG["num_attention_heads"], attention_bias=False, mlp_bias=False)
+    c = args.config
+    config = dict(c, architectures=["LlamaForCausalLM"], model_type="llama", tie_word_embeddings=True,
+                  bos_token_id=1, eos_token_id=2, hidden_act="silu", torch_dtype="bfloat16",
+                  head_dim=c["hidden_size"] // c["num_attention_heads"], attention_bias=False, mlp_bias=False)
     (model_dir / "config.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
     (model_dir / "generation_config.json").write_text(json.dumps({
         "bos_token_id": 1, "eos_token_id": 2, "do_sample": True, "temperature": 0.7, "top_k": 40, "top_p": 0.9,
@@ -395,22 +473,47 @@ def write_model(model, model_dir, args, steps, train_loss, heldout_loss, train_t
     print(f"held-out perplexity (bf16 weights, windows of {SEQ_LEN}, stride {SEQ_LEN // 2}): {perplexity:.4f} "
           f"over {scored} tokens", flush=True)
     (model_dir / "heldout_perplexity.json").write_text(json.dumps({
-        "text": "heldout.txt", "ctx": SEQ_LEN, "stride": SEQ_LEN // 2, "scored_tokens": scored,
+        "text": heldout_name(args), "ctx": SEQ_LEN, "stride": SEQ_LEN // 2, "scored_tokens": scored,
         "perplexity": perplexity}, indent=1) + "\n")
+    args.reference_error, args.eval_perplexity = error, perplexity
     write_training_notes(model_dir, args, steps, train_loss, heldout_loss, train_tokens, len(heldout_ids), params,
                          error, perplexity)
     print("wrote", model_dir, flush=True)
 
 
+def heldout_name(args):
+    """The held-out text, relative to the model directory (a draft scores its target's)."""
+    return f"../{NAME}/heldout.txt" if args.draft else "heldout.txt"
+
+
 def write_training_notes(model_dir, args, steps, train_loss, heldout_loss, train_tokens, heldout_tokens, params,
-                         reference_error, eval_perplexity):
+                         reference_error, eval_perplexity, draft=None):
+    """TRAINING.md; `draft`: (target parameters, teacher-forced and greedy agreement) for a draft."""
+    c, heldout = args.config, heldout_name(args)
     command = " ".join(["/usr/bin/python3", "scripts/train_bundled_model.py"] + sys.argv[1:])
+    if args.draft:
+        intro = [f"A draft model for speculative decoding with [{NAME}](../{NAME}/TRAINING.md): the same",
+                 "Llama architecture, tokenizer and training text at a fraction of the size, by",
+                 "`scripts/train_bundled_model.py --draft` (which needs `models/" + NAME + "` in place).",
+                 "Reproducible from the command below (floating-point summation order and thread timing make it",
+                 "not bit-exact)."]
+        tokenizer = [f"Not trained: {', '.join(f'`{name}`' for name in TOKENIZER_FILES)} are",
+                     f"{NAME}'s, copied byte for byte (speculative decoding needs the draft's token ids to be",
+                     "the target's). sha256:", ""]
+        tokenizer += [f"- `{name}`: `{digest}`" for name, digest in args.tokenizer_sha256.items()]
+    else:
+        intro = ["A small Llama-architecture model trained on the King James Bible as Debian's `bible-kjv`",
+                 "package ships it (public domain), by `scripts/train_bundled_model.py`. Reproducible from the",
+                 "command below (floating-point summation order and thread timing make it not bit-exact)."]
+        tokenizer = [
+            f"SentencePiece BPE by `spm_train`: vocabulary {c['vocab_size']}, byte fallback, digits split,",
+            "identity normalization, whitespace kept (as Llama 2's). `tokenizer.model` is its output;",
+            "`tokenizer.json` is the same tokenizer in Hugging Face's Llama-2 form (BPE with byte fallback,",
+            "merges recovered from the vocabulary in score order, as transformers' LlamaConverter does)."]
     lines = [
-        f"# {NAME}: how it was made",
+        f"# {args.name}: how it was made",
         "",
-        "A small Llama-architecture model trained on the King James Bible as Debian's `bible-kjv`",
-        "package ships it (public domain), by `scripts/train_bundled_model.py`. Reproducible from the",
-        "command below (floating-point summation order and thread timing make it not bit-exact).",
+        *intro,
         "",
         "## Command",
         "",
@@ -425,30 +528,29 @@ def write_training_notes(model_dir, args, steps, train_loss, heldout_loss, train
         "## Data",
         "",
         f"- `bible -l100000 {VERSES}`: 31,102 verses; chapter headings and verse numbers removed.",
-        f"- Held out (never trained on): {', '.join(HELD_OUT)}: {heldout_tokens} tokens, in `heldout.txt`",
-        "  (their verses joined by spaces, one line, no newline).",
+        f"- Held out (never trained on): {', '.join(HELD_OUT)}: {heldout_tokens} tokens, in `{heldout}`",
+        "  (their verses joined by spaces, one line, no newline"
+        + (";\n  the script checks that it is byte for byte the text it holds out)." if args.draft else ")."),
         f"- Training text: the other books, {train_tokens} tokens; each book `<s>` and its verses joined",
-        "  by spaces (the tokenizer trains on the same verses one per line).",
+        "  by spaces" + (" (the tokenizer trains on the same verses one per line)." if not args.draft else "."),
         "",
         "## Tokenizer",
         "",
-        f"SentencePiece BPE by `spm_train`: vocabulary {CONFIG['vocab_size']}, byte fallback, digits split,",
-        "identity normalization, whitespace kept (as Llama 2's). `tokenizer.model` is its output;",
-        "`tokenizer.json` is the same tokenizer in Hugging Face's Llama-2 form (BPE with byte fallback,",
-        "merges recovered from the vocabulary in score order, as transformers' LlamaConverter does).",
+        *tokenizer,
         "",
         "## Model",
         "",
-        f"LlamaForCausalLM: {params / 1e6:.2f} M parameters; hidden {CONFIG['hidden_size']}, "
-        f"{CONFIG['num_hidden_layers']} layers, {CONFIG['num_attention_heads']} heads / "
-        f"{CONFIG['num_key_value_heads']} kv heads (head dim {CONFIG['hidden_size'] // CONFIG['num_attention_heads']}), "
-        f"MLP {CONFIG['intermediate_size']}, rope theta {CONFIG['rope_theta']:g}, tied embeddings, "
-        f"context {CONFIG['max_position_embeddings']} (trained on windows of {SEQ_LEN}). Stored as bf16.",
+        f"LlamaForCausalLM: {params / 1e6:.2f} M parameters ({params:,}"
+        + (f"; {params / draft[0]:.1%} of {NAME}'s {draft[0]:,}" if draft else "") + f"); hidden {c['hidden_size']}, "
+        f"{c['num_hidden_layers']} layers, {c['num_attention_heads']} heads / "
+        f"{c['num_key_value_heads']} kv heads (head dim {c['hidden_size'] // c['num_attention_heads']}), "
+        f"MLP {c['intermediate_size']}, rope theta {c['rope_theta']:g}, tied embeddings, "
+        f"context {c['max_position_embeddings']} (trained on windows of {SEQ_LEN}). Stored as bf16.",
         "",
         "## Training",
         "",
         f"- seed {args.seed}; AdamW (betas 0.9 / 0.95, weight decay 0.1), peak learning rate {args.lr:g},",
-        f"  100 warm-up steps, cosine decay to a tenth over a {args.minutes:g}-minute budget; gradient norm",
+        f"  {args.warmup} warm-up steps, cosine decay to a tenth over a {args.minutes:g}-minute budget; gradient norm",
         f"  clipped at 1; batches of {args.batch} random {SEQ_LEN}-token windows; {args.threads} threads, float32.",
         f"- {steps} steps ({steps * args.batch * SEQ_LEN / train_tokens:.2f} passes over the training tokens).",
         "",
@@ -456,15 +558,32 @@ def write_training_notes(model_dir, args, steps, train_loss, heldout_loss, train
         "",
         f"- train loss {train_loss:.4f} (over the first 4x the held-out length of the training tokens)",
         f"- held-out loss {heldout_loss:.4f} nats / token: perplexity {math.exp(heldout_loss):.3f}",
-        "  (non-overlapping 512-token windows of `heldout.txt` as the script encodes it, every token",
+        f"  (non-overlapping {SEQ_LEN}-token windows of `{heldout}` as the script encodes it, every token",
         "  scored; the float32 module, before bf16 rounding)",
-        f"- `heldout.txt` through the exported bf16 weights, as `staticlm eval` scores it (windows of",
+        f"- `{heldout}` through the exported bf16 weights, as `staticlm eval` scores it (windows of",
         f"  {SEQ_LEN} tokens, stride {SEQ_LEN // 2}, each scoring the tokens no earlier window did): perplexity",
-        f"  {eval_perplexity:.4f} (also in `heldout_perplexity.json`, which the tests compare with).",
-        f"- the exported bf16 weights through scripts/fixturegen's float64 reference agree with the",
+        f"  {eval_perplexity:.4f} (also in `heldout_perplexity.json`"
+        + (")." if args.draft else ", which the tests compare with)."),
+        "- the exported bf16 weights through scripts/fixturegen's float64 reference agree with the",
         f"  training module within {reference_error:.1e} (relative, on 61 tokens).",
         "",
     ]
+    if draft:
+        _, (forced, forced_n), (greedy, greedy_n) = draft
+        lines += [
+            f"## Agreement with {NAME}",
+            "",
+            f"How often this model's argmax next token is {NAME}'s (both bf16 weights), which is the",
+            "chance that greedy speculative decoding accepts a drafted token:",
+            "",
+            f"- teacher-forced on `{heldout}` (every position, non-overlapping {SEQ_LEN}-token windows):",
+            f"  {forced:.1%} of {forced_n} positions",
+            f"- on {NAME}'s own greedy continuations (25 tokens after each of 16 evenly spaced 32-token",
+            f"  held-out prompts): {greedy:.1%} of {greedy_n} positions. Were each token accepted independently",
+            f"  with that rate, 4 drafted tokens would yield {sum(greedy ** i for i in range(5)):.2f} tokens per "
+            f"{NAME} pass.",
+            "",
+        ]
     (model_dir / "TRAINING.md").write_text("\n".join(lines))
 
 
