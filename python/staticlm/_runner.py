@@ -118,7 +118,7 @@ class TextLLMRunner:
     contract = ("hf_static", 1)
 
     def __init__(self, path, *, io_allocator: Optional[str] = None, strict_io: bool = False, threads: int = 0,
-                 draft=None, lookup: int = 0, draft_max: int = 8, draft_p_min: float = 0.5):
+                 draft=None, lookup: int = 0, draft_max: int = 8, draft_p_min: float = 0.0):
         self._runner = _Runner(os.fspath(path), io_allocator or "", strict_io, threads)
         self.tokenizer: Tokenizer = self._runner.tokenizer()
         if draft is not None or lookup:

@@ -92,6 +92,8 @@ class DraftProgram final : public Proposer {
     return ok_status();
   }
 
+  bool asking_costs() const override { return true; }
+
  private:
   LlmSession& draft_;
   float p_min_;
@@ -131,6 +133,7 @@ class Borrowed final : public Proposer {
                  std::vector<int32_t>& out) override {
     return proposer_.propose(text, max_tokens, vocab_limit, out);
   }
+  bool asking_costs() const override { return proposer_.asking_costs(); }
 
  private:
   Proposer& proposer_;
@@ -181,6 +184,9 @@ Status TokenFeeder::feed(std::span<const int32_t> text, int64_t max_guesses, std
       const auto bad = std::find_if(guesses_.begin(), guesses_.end(),
                                     [&](int32_t token) { return token < 0 || token >= vocab_limit_; });
       guesses_.erase(bad, guesses_.end());
+      if (guesses_.empty() && proposer_->asking_costs()) {
+        length_.checked(1, 0);
+      }
     }
   }
   auto copy_row = [&](int64_t, std::span<const float> row) { std::copy(row.begin(), row.end(), logits.begin()); };
@@ -220,18 +226,17 @@ void DraftLength::checked(int64_t drafted, int64_t accepted) {
   if (drafted <= 0) {
     return;
   }
+  kept_share_ += kAverageWeight * (static_cast<double>(accepted) / static_cast<double>(drafted) - kept_share_);
   if (accepted == 0) {
     next_ = std::max<int64_t>(1, next_ / 2);
-    // A few fruitless checks in a row: stop guessing for a while, longer each time it recurs.
-    if (++fruitless_ >= 3) {
+    if (kept_share_ < kPauseBelow) {
       paused_for_ = backoff_;
-      backoff_ = std::min<int64_t>(backoff_ * 2, 256);
-      fruitless_ = 0;
+      backoff_ = std::min<int64_t>(backoff_ * 2, kLongestPause);
+      kept_share_ = kAfterPause;
     }
     return;
   }
-  fruitless_ = 0;
-  backoff_ = 8;
+  backoff_ = kFirstPause;
   next_ = accepted == drafted ? std::min(max_, next_ + 2) : std::max<int64_t>(1, accepted + 1);
 }
 

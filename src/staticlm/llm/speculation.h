@@ -11,6 +11,7 @@
 // accept-with-min(1, p/q) rule for a point-mass q, the rejected case sampling from the residual.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -29,6 +30,10 @@ class Proposer {
   // or above it are never guessed.
   virtual Status propose(std::span<const int32_t> text, int64_t max_tokens, int64_t vocab_limit,
                          std::vector<int32_t>& out) = 0;
+  // Whether asking costs a model's work (a draft program runs even when it guesses nothing): then
+  // asking and getting no guess counts as a check that kept nothing, so a draft that is never
+  // sure stops being asked for a while.
+  virtual bool asking_costs() const { return false; }
 };
 
 struct SpeculationOptions {
@@ -42,8 +47,9 @@ struct SpeculationOptions {
   Proposer* proposer = nullptr;
   // The most tokens guessed per check; the number adapts to how many are kept (down to none).
   int draft_max = 8;
-  // A draft program stops guessing where its most likely token's probability falls below this.
-  float draft_p_min = 0.5f;
+  // A draft program stops guessing where its most likely token's probability falls below this
+  // (0: never). A check's extra rows cost little beside a step, so the default guesses on.
+  float draft_p_min = 0.0f;
 
   bool enabled() const { return lookup_ngram > 0 || draft != nullptr || proposer != nullptr; }
 };
@@ -64,21 +70,34 @@ Status check_speculation_options(const SpeculationOptions& options);
 
 // How many tokens to guess next, from how many of the last guesses were kept: grows while every
 // guess is kept, shrinks to what was kept, and pauses guessing (backing off, then trying again)
-// while checks keep nothing, so a text with nothing to guess decodes as without speculation.
+// while the share of guesses kept, averaged over the last checks, stays too low to pay for them,
+// so a text with nothing to guess decodes as without speculation.
 class DraftLength {
  public:
-  explicit DraftLength(int max_tokens) : max_(max_tokens), next_(max_tokens) {}
+  // Starts short: a check of many rows that keeps nothing costs several decode steps where the
+  // rows are compute-bound (a 1B model's), and a text that keeps guesses grows it in a few checks.
+  explicit DraftLength(int max_tokens) : max_(max_tokens), next_(std::min<int64_t>(max_tokens, 2)) {}
 
   // 0 while paused (each call then counts one plain decode step towards the next try).
   int64_t next();
   void checked(int64_t drafted, int64_t accepted);
 
  private:
+  // A check that keeps nothing costs a little more than the step it replaces, one that keeps some
+  // saves steps: below this share of guesses kept (a moving average, each check weighing
+  // kAverageWeight) guessing pauses, for kFirstPause plain steps, twice as long each time it
+  // recurs (up to kLongestPause), the average starting again at kAfterPause so one more check
+  // decides.
+  static constexpr double kPauseBelow = 0.15;
+  static constexpr double kAverageWeight = 0.3;
+  static constexpr double kAfterPause = 0.2;
+  static constexpr int64_t kFirstPause = 16;
+  static constexpr int64_t kLongestPause = 512;
   int64_t max_;
   int64_t next_;
-  int64_t fruitless_ = 0;   // checks in a row that kept nothing
-  int64_t paused_for_ = 0;  // plain steps left before guessing again
-  int64_t backoff_ = 8;
+  double kept_share_ = 0.35;  // three checks keeping nothing pause guessing at the start
+  int64_t paused_for_ = 0;    // plain steps left before guessing again
+  int64_t backoff_ = kFirstPause;
 };
 
 // Feeds each generated token to the target session and gives the logits that follow it: from the

@@ -5,6 +5,7 @@
 // shrinks to what was kept, and pauses with a growing back-off while nothing is.
 #include "staticlm/llm/speculation.h"
 
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -42,6 +43,12 @@ TEST(PromptLookupTest, IdsPastTheVocabularyEndTheGuess) {
 
 TEST(DraftLengthTest, GrowsWhileKeptShrinksToWhatWasKeptAndPausesWhenNothingIs) {
   DraftLength length(8);
+  EXPECT_EQ(length.next(), 2);
+  length.checked(2, 2);
+  EXPECT_EQ(length.next(), 4);
+  length.checked(4, 4);
+  EXPECT_EQ(length.next(), 6);
+  length.checked(6, 6);
   EXPECT_EQ(length.next(), 8);
   length.checked(8, 3);
   EXPECT_EQ(length.next(), 4);
@@ -51,17 +58,24 @@ TEST(DraftLengthTest, GrowsWhileKeptShrinksToWhatWasKeptAndPausesWhenNothingIs) 
   EXPECT_EQ(length.next(), 8);
   length.checked(8, 8);
   EXPECT_EQ(length.next(), 8);
-  // Three checks that keep nothing pause guessing for 8 steps, then 16 after three more.
-  for (int pause : {8, 16}) {
-    for (int i = 0; i < 3; ++i) {
-      EXPECT_GT(length.next(), 0);
-      length.checked(1, 0);
-    }
-    for (int i = 0; i < pause; ++i) {
-      EXPECT_EQ(length.next(), 0) << i;
-    }
-    EXPECT_EQ(length.next(), 1);
+  // Checks that keep nothing halve the length, and the share of guesses kept (0.88 so far) falls
+  // by 0.3 of itself each: below 0.15 guessing pauses for 16 steps.
+  int checks = 0;
+  while (length.next() > 0) {
+    length.checked(1, 0);
+    ASSERT_LE(++checks, 8);
   }
+  EXPECT_EQ(checks, 5);
+  for (int i = 1; i < 16; ++i) {
+    EXPECT_EQ(length.next(), 0) << i;
+  }
+  // Right after a pause one check that keeps nothing pauses again, twice as long.
+  EXPECT_EQ(length.next(), 1);
+  length.checked(1, 0);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(length.next(), 0) << i;
+  }
+  EXPECT_EQ(length.next(), 1);
   // A kept guess resets the back-off.
   length.checked(1, 1);
   EXPECT_EQ(length.next(), 3);

@@ -393,10 +393,12 @@ Command add_bench_command(CLI::App& parent) {
   add_speculation_flags(*app, speculation->speculation);
   app->add_option("-f,--file", speculation->prompt_file,
                   "With --lookup / --draft: the prompt whose continuation is decoded with and without speculation");
+  app->add_option("--temp", speculation->temperature,
+                  "With --lookup / --draft: sample at this temperature (one seed both ways) instead of greedy");
   return {app, [args, speculation]() {
             if (speculation->speculation.lookup == 0 && speculation->speculation.draft.empty()) {
-              if (!speculation->prompt_file.empty()) {
-                return invalid_argument("-f/--file is the text of a --lookup or --draft benchmark");
+              if (!speculation->prompt_file.empty() || speculation->temperature != 0.0) {
+                return invalid_argument("-f/--file and --temp belong to a --lookup or --draft benchmark");
               }
               return run_bench(*args);
             }

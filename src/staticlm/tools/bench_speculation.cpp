@@ -44,8 +44,11 @@ Status run_speculation_bench(const SpeculationBenchArgs& args) {
     STATICLM_ASSIGN_OR_RETURN(draft_session, speculation.draft->new_session());
     speculation.options.draft = draft_session.get();
   }
-  // Greedy and no end of sequence: both runs do the same work, and their tokens must agree.
+  // No end of sequence: both runs do the same work, and (greedy, or sampled with one seed) their
+  // tokens must agree.
   GenerationOptions plain;
+  plain.sampling.temperature = args.temperature;
+  plain.sampling.seed = args.seed;
   plain.max_new_tokens = args.decode_tokens + 1;  // the first token comes from the prefill
   plain.sample_vocab_limit = tokenizer->vocab_size();
   GenerationOptions speculative = plain;
@@ -88,6 +91,7 @@ Status run_speculation_bench(const SpeculationBenchArgs& args) {
                 {"prompt_tokens", prompt.size()},
                 {"decode_tokens", args.decode_tokens},
                 {"threads", engine->program()->thread_pool().num_threads()},
+                {"temperature", args.temperature},
                 {"plain_tokens_per_s", tg.mean},
                 {"plain_sd", tg.sd},
                 {"speculative_tokens_per_s", sp.mean},
@@ -102,8 +106,9 @@ Status run_speculation_bench(const SpeculationBenchArgs& args) {
                 {"repetitions", args.repetitions}};
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
-    std::printf("model: %s; %s (--draft-max %d); prompt %zu tokens, %lld decoded, greedy\n", args.model.path.c_str(),
-                proposer, args.speculation.draft_max, prompt.size(), static_cast<long long>(args.decode_tokens));
+    std::printf("model: %s; %s (--draft-max %d); prompt %zu tokens, %lld decoded, %s\n", args.model.path.c_str(),
+                proposer, args.speculation.draft_max, prompt.size(), static_cast<long long>(args.decode_tokens),
+                args.temperature > 0 ? str_cat("sampled at temperature ", args.temperature).c_str() : "greedy");
     std::printf("| %-12s | %18s |\n", "decode", "t/s");
     std::printf("| %-12s | %18s |\n", "------------", "-----------------:");
     std::printf("| %-12s | %10.2f ± %5.2f |\n", "plain", tg.mean, tg.sd);

@@ -17,6 +17,8 @@ struct SpeculationBenchArgs {
   std::string prompt_file;
   int64_t decode_tokens = 64;
   int repetitions = 5;
+  double temperature = 0.0;  // sampled runs draw with the same seed both ways
+  uint64_t seed = 1;
   bool json_output = false;
 };
 

@@ -19,7 +19,7 @@ struct SpeculationFlags {
   std::string draft;  // a draft program (.slm) with the target's tokenizer
   int lookup = 0;     // prompt lookup: the longest n-gram matched
   int draft_max = 8;
-  float draft_p_min = 0.5f;
+  float draft_p_min = 0.0f;
 };
 
 void add_speculation_flags(CLI::App& app, SpeculationFlags& flags);
