@@ -176,7 +176,8 @@ TEST(SpeculationTest, GuessesAlwaysWrongChangeNothingAndStopBeingChecked) {
   const GenerationResult guessed = generate(*engine, prompt, options);
   EXPECT_EQ(guessed.tokens, plain.tokens);
   EXPECT_EQ(guessed.speculation.accepted, 0);
-  // Two fruitless checks pause guessing; it is tried again less and less often.
+  // Fruitless checks pause guessing (the share of guesses kept below 0.15); it is tried again less
+  // and less often.
   EXPECT_GT(guessed.speculation.checks, 0);
   EXPECT_LT(guessed.speculation.checks, plain.decode_steps / 3);
 }
@@ -262,6 +263,58 @@ TEST(SpeculationTest, TheCacheFillingMidGuessEndsWherePlainDecodingEnds) {
   options.speculation.proposer = nullptr;
   options.speculation.lookup_ngram = 1;
   EXPECT_EQ(generate(*engine, prompt, options).tokens, plain.tokens);
+}
+
+// A failing proposer (a draft program's error) stops guessing; generation goes on plainly.
+class Failing final : public Proposer {
+ public:
+  Status propose(std::span<const int32_t>, int64_t, int64_t, std::vector<int32_t>& out) override {
+    out.push_back(1);  // half-written guesses are dropped with the error
+    return unavailable("the draft's device went away");
+  }
+};
+
+TEST(SpeculationTest, AFailingProposerLeavesPlainDecodingAndSaysWhy) {
+  auto engine = open_bundled({"inplace", 64, 256, false}, /*portable=*/true);
+  ASSERT_NE(engine, nullptr);
+  const std::vector<int32_t> prompt = encode(*engine, kPrompt);
+  const GenerationResult plain = generate(*engine, prompt, greedy(16));
+  Failing failing;
+  GenerationOptions options = greedy(16);
+  options.speculation.proposer = &failing;
+  const GenerationResult guessed = generate(*engine, prompt, options);
+  EXPECT_EQ(guessed.tokens, plain.tokens);
+  EXPECT_EQ(guessed.speculation.checks, 0);
+  EXPECT_NE(guessed.speculation.proposer_error.find("device went away"), std::string::npos);
+}
+
+// A conversation's next turn reuses the cache a speculative turn left, and a draft whose cache is
+// shorter than the text stops guessing at its end: the tokens stay plain decoding's.
+TEST(SpeculationTest, ANextTurnAndAShortDraftKeepPlainDecodingsTokens) {
+  auto engine = open_bundled({"inplace", 64, 256, false}, /*portable=*/true);
+  auto short_draft = open_bundled({"cache64", 8, 64, false}, /*portable=*/true);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_NE(short_draft, nullptr);
+  std::vector<int32_t> prompt = encode(*engine, kPrompt);
+  auto plain_session = engine->new_session();
+  auto guessed_session = engine->new_session();
+  auto draft_session = short_draft->new_session();
+  ASSERT_TRUE(plain_session.ok() && guessed_session.ok() && draft_session.ok());
+  GenerationOptions plain = greedy(24);
+  plain.reuse_cached_prefix = true;
+  GenerationOptions guessed = plain;
+  guessed.speculation.draft = draft_session->get();
+  for (int turn = 0; turn < 2; ++turn) {
+    auto a = generate_tokens(**plain_session, prompt, plain);
+    auto b = generate_tokens(**guessed_session, prompt, guessed);
+    ASSERT_TRUE(a.ok() && b.ok()) << b.status().to_string();
+    EXPECT_EQ(b->tokens, a->tokens) << "turn " << turn;
+    EXPECT_EQ(b->cached_prompt_tokens, a->cached_prompt_tokens);
+    EXPECT_TRUE(std::ranges::equal((*guessed_session)->cached_tokens(), (*plain_session)->cached_tokens()));
+    // The second turn's text (~90 tokens) is past the draft's 64: it guessed only in the first.
+    EXPECT_EQ(b->speculation.drafted > 0, turn == 0);
+    prompt.insert(prompt.end(), a->tokens.begin(), a->tokens.end());
+  }
 }
 
 // Two samples of the third generated token (its id among the most frequent, else "other"), one

@@ -20,7 +20,8 @@ def programs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("speculation")
     model = str(ROOT / "models" / "kjv-llama-6m")
     paths = {"all": str(folder / "kjv.slm"), "last": str(folder / "kjv_last.slm")}
-    staticlm.export(model, paths["all"], prefill_len=64, max_cache_len=512)
+    # On the portable kernels a chunk's row and a decode step sum in one order: the tokens are equal.
+    staticlm.export(model, paths["all"], prefill_len=64, max_cache_len=512, partitioner="none")
     staticlm.export(model, paths["last"], prefill_len=64, max_cache_len=512, logits="last")
     return paths
 

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""`serve --lookup` and `serve --draft`: replies are those of a server without speculation (the
-f32 program, whose chunk rows and decode steps agree to float rounding), whole and streamed, with
-two slots each holding its own draft session; a draft with another tokenizer stops serve with one
-line naming it."""
+"""`serve --lookup` and `serve --draft`: replies are those of a server without speculation (a
+program on the portable kernels, whose chunk rows and decode steps compute a token's logits in one
+order), whole and streamed, and two requests at once on two slots, each with its own draft
+session; a draft with another tokenizer stops serve with one line naming it."""
 import json
 import subprocess
+import threading
+
+import pytest
 
 from conftest import CLI, ROOT, read_events
 
@@ -30,14 +33,34 @@ def text_of(server, stream=False, kept=None):
     return "".join(event["choices"][0]["text"] for event in events[:-1] if event.get("choices"))
 
 
-def test_lookup_and_draft_replies_are_plain_decodings(serve, f32_model):
-    plain = text_of(serve(program=f32_model), kept=False)
-    looked = serve("--lookup", "3", program=f32_model)
+@pytest.fixture(scope="module")
+def portable_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("portable") / "kjv_portable.slm"
+    subprocess.run([CLI, "export", str(ROOT / "models" / "kjv-llama-6m"), "-o", str(path), "--backend", "none",
+                    "--max-cache-len", "256", "--prefill-len", "16"], check=True, capture_output=True)
+    return path
+
+
+def test_lookup_and_draft_replies_are_plain_decodings(serve, portable_model):
+    plain = text_of(serve(program=portable_model), kept=False)
+    looked = serve("--lookup", "3", program=portable_model)
     assert text_of(looked, kept=True) == plain
     assert text_of(looked, stream=True) == plain
-    drafted = serve("--draft", str(f32_model), "--draft-p-min", "0", "--parallel", "2", program=f32_model)
+    drafted = serve("--draft", str(portable_model), "--parallel", "2", program=portable_model)
     assert text_of(drafted, kept=True) == plain
     assert text_of(drafted, stream=True) == plain
+    # Two at once: each slot checks with its own draft session.
+    texts = [None, None]
+
+    def ask(i):
+        texts[i] = text_of(drafted, kept=True)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert texts == [plain, plain]
 
 
 def test_a_draft_with_another_tokenizer_stops_serve_naming_it(tmp_path, f32_model):

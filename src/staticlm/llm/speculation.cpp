@@ -178,13 +178,17 @@ Status TokenFeeder::feed(std::span<const int32_t> text, int64_t max_guesses, std
   if (proposer_ && room > 0) {
     const int64_t wanted = std::min(length_.next(), room);
     if (wanted > 0) {
-      STATICLM_RETURN_IF_ERROR(proposer_->propose(text, wanted, vocab_limit_, guesses_));
+      if (Status proposed = proposer_->propose(text, wanted, vocab_limit_, guesses_); !proposed.ok()) {
+        stats_.proposer_error = proposed.to_string();
+        proposer_.reset();
+        guesses_.clear();
+      }
       guesses_.resize(std::min(guesses_.size(), static_cast<size_t>(wanted)));
       // A guess outside the vocabulary cannot be the sampled token: it and what follows are dropped.
       const auto bad = std::find_if(guesses_.begin(), guesses_.end(),
                                     [&](int32_t token) { return token < 0 || token >= vocab_limit_; });
       guesses_.erase(bad, guesses_.end());
-      if (guesses_.empty() && proposer_->asking_costs()) {
+      if (guesses_.empty() && proposer_ && proposer_->asking_costs()) {
         length_.checked(1, 0);
       }
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "staticlm/core/result.h"
@@ -59,6 +60,9 @@ struct SpeculationStats {
   int64_t drafted = 0;   // tokens guessed and checked
   int64_t accepted = 0;  // of them, kept
   int64_t checks = 0;    // chunks run to check guesses
+  // Why guessing stopped partway, when the proposer failed (a draft program's error): the
+  // generation goes on by plain decoding, since speculation only saves time.
+  std::string proposer_error;
 };
 
 // Prompt lookup (SpeculationOptions::lookup_ngram) on its own, for callers composing proposers.
@@ -108,6 +112,10 @@ class TokenFeeder {
   // Without speculation (options.enabled() false) every token is a decode step. The session must
   // keep every position's logits when speculation is on.
   TokenFeeder(LlmSession& session, const SpeculationOptions& options, int64_t vocab_limit);
+  // finish(): a generation that ends early by an error leaves the cache as plain decoding would too.
+  ~TokenFeeder() { finish(); }
+  TokenFeeder(const TokenFeeder&) = delete;
+  TokenFeeder& operator=(const TokenFeeder&) = delete;
 
   // `text`: the prompt and the tokens generated so far, the last one to feed (the cache holds the
   // others). `max_guesses`: the most tokens that may still be guessed (what generation has room

@@ -595,6 +595,9 @@ Status Server::Impl::set_model(std::unique_ptr<Engine> engine, ProgramChatTempla
                                std::unique_ptr<Engine> draft) {
   STATICLM_RETURN_IF_ERROR(engine->tokenizer().status());
   STATICLM_RETURN_IF_ERROR(check_speculation_options(options_.speculation));
+  if (draft && (options_.speculation.lookup_ngram > 0 || options_.speculation.proposer != nullptr)) {
+    return invalid_argument("speculation takes one proposer: a draft program or prompt lookup, not both");
+  }
   if (options_.speculation.enabled() || draft) {
     STATICLM_RETURN_IF_ERROR(draft ? engine->check_draft(*draft) : engine->check_speculation());
   }

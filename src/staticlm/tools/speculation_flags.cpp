@@ -69,6 +69,9 @@ void print_speculation_stats(std::FILE* out, const SpeculationStats& stats, cons
   std::fprintf(out, "speculation (%s): %lld tokens drafted, %lld accepted (%.0f%%), %lld checks\n",
                options.draft != nullptr ? "draft program" : "prompt lookup", static_cast<long long>(stats.drafted),
                static_cast<long long>(stats.accepted), 100.0 * rate, static_cast<long long>(stats.checks));
+  if (!stats.proposer_error.empty()) {
+    std::fprintf(out, "speculation stopped partway, the rest decoded plainly: %s\n", stats.proposer_error.c_str());
+  }
 }
 
 }  // namespace staticlm::cli
