@@ -42,6 +42,11 @@ def test_stop_types(serve):
     word = free.split()[2]
     stopped = native(server, n_predict=16, temperature=0, stop=[word])
     assert stopped["stop_type"] == "word" and stopped["content"] == free[:free.index(word)], stopped
+    # llama-server names the stop string that ended the text; of two, the one that came first.
+    assert stopped["stopping_word"] == word, stopped
+    later = free.split()[4]
+    assert native(server, n_predict=16, temperature=0, stop=[later, word])["stopping_word"] == word
+    assert native(server, n_predict=16, temperature=0)["stopping_word"] == ""
     assert native(server, n_predict=16, grammar='root ::= " yea"')["stop_type"] == "eos"
     # The end-of-sequence token made certain: the reply ends there, unless ignore_eos.
     certain = {"logit_bias": [[EOS, 100]], "n_predict": 4, "temperature": 0}
@@ -85,6 +90,8 @@ def test_a_stream_is_llama_servers_chunks_ending_with_the_totals(serve):
     streamed = [p for e in events for p in e.get("completion_probabilities", [])]
     assert [p["id"] for p in streamed] == [p["id"] for p in whole["completion_probabilities"]]
     assert events[-1]["tokens_predicted"] == 10 and events[-1]["stop_type"] == "limit"
+    # The slot that generated it (one slot: 0), in every chunk, as llama-server's.
+    assert {e["id_slot"] for e in events} == {0} and whole["id_slot"] == 0
 
 
 @pytest.mark.parametrize("fields, param, fragment", [

@@ -28,13 +28,15 @@ class StopStringFilter {
   explicit StopStringFilter(const std::vector<std::string>& stops) : stops_(stops) {}
 
   // Adds text; returns what can be emitted now. Sets `stopped` when a stop string completed
-  // (the returned text then ends right before it).
+  // (the returned text then ends right before it; matched() is that string).
   std::string add(std::string_view text, bool& stopped) {
     held_ += text;
     size_t first_stop = std::string::npos;
     for (const std::string& stop : stops_) {
-      if (!stop.empty()) {
-        first_stop = std::min(first_stop, held_.find(stop));
+      const size_t at = stop.empty() ? std::string::npos : held_.find(stop);
+      if (at < first_stop || (at == first_stop && at != std::string::npos && stop.size() > matched_.size())) {
+        first_stop = at;
+        matched_ = stop;
       }
     }
     if (first_stop != std::string::npos) {
@@ -59,10 +61,12 @@ class StopStringFilter {
   }
 
   std::string flush() { return std::exchange(held_, std::string()); }
+  const std::string& matched() const { return matched_; }
 
  private:
   const std::vector<std::string>& stops_;
   std::string held_;
+  std::string matched_;
 };
 
 // The tokens the grammar allows next, end-of-sequence ids where it may end. Fails with
@@ -466,6 +470,7 @@ Result<GenerationResult> generate_text(LlmSession& session, const Tokenizer& tok
   }
   if (stopped) {
     result.stop_reason = StopReason::kStopString;
+    result.stop_string = filter.matched();
     if (result.grammar_complete) {
       result.grammar_complete = false;  // the text was cut before the stop string
     }

@@ -92,6 +92,7 @@ struct GenerationResult {
   std::vector<int32_t> tokens;       // generated, without the eos token that stopped generation
   std::string text;                  // generated text (stop string excluded)
   StopReason stop_reason = StopReason::kMaxNewTokens;
+  std::string stop_string;  // with kStopString: the stop string that ended the text
   // With a grammar: whether the text is a complete match (false when max_new_tokens, the context
   // or a stop string ended it first); without one: empty.
   std::optional<bool> grammar_complete;

@@ -230,7 +230,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     }
     if (streaming() && !text.empty()) {
       write(event(chat     ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
-                  : native ? native_chunk_json(text, take_logprobs())
+                  : native ? native_chunk_json(text, take_logprobs(), static_cast<int64_t>(lease->slot()))
                            : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
     } else if (Clock::now() - last_check > check_every) {
       last_check = Clock::now();
@@ -286,8 +286,12 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     totals.speculation.drafted += result->speculation.drafted;
     totals.speculation.accepted += result->speculation.accepted;
     totals.speculation.checks += result->speculation.checks;
-    NativeCompletionEnd end{&*result, &options_.sampling, request_.max_tokens.value_or(-1), request_.return_tokens,
-                            header_.model};
+    NativeCompletionEnd end{&*result,
+                            &options_.sampling,
+                            request_.max_tokens.value_or(-1),
+                            request_.return_tokens,
+                            header_.model,
+                            static_cast<int64_t>(lease->slot())};
     if (native && !streaming()) {
       write(dump_json_text(native_final_json(
           result->text, end,

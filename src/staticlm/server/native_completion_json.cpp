@@ -37,8 +37,8 @@ Json native_probabilities_json(std::span<const TokenLogprob> entries, const Toke
   return out;
 }
 
-Json native_chunk_json(std::string_view content, Json probabilities) {
-  Json chunk = {{"index", 0}, {"content", content}, {"tokens", Json::array()}, {"stop", false}, {"id_slot", -1}};
+Json native_chunk_json(std::string_view content, Json probabilities, int64_t slot) {
+  Json chunk = {{"index", 0}, {"content", content}, {"tokens", Json::array()}, {"stop", false}, {"id_slot", slot}};
   if (!probabilities.is_null()) {
     chunk["completion_probabilities"] = std::move(probabilities);
   }
@@ -63,7 +63,7 @@ Json native_final_json(std::string_view content, const NativeCompletionEnd& end,
   Json out = {{"index", 0},
               {"content", content},
               {"tokens", end.return_tokens ? Json(result.tokens) : Json::array()},
-              {"id_slot", -1},
+              {"id_slot", end.slot},
               {"stop", true},
               {"model", end.model},
               {"tokens_predicted", predicted},
@@ -72,7 +72,7 @@ Json native_final_json(std::string_view content, const NativeCompletionEnd& end,
               {"has_new_line", result.text.find('\n') != std::string::npos},
               {"truncated", false},
               {"stop_type", native_stop_type(result.stop_reason)},
-              {"stopping_word", ""},
+              {"stopping_word", result.stop_string},
               {"tokens_cached", result.cached_prompt_tokens},
               {"timings", timings_json(result)}};
   if (!probabilities.is_null()) {

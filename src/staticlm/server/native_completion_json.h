@@ -22,6 +22,7 @@ struct NativeCompletionEnd {
   int64_t n_predict = -1;  // as asked; -1 for no limit
   bool return_tokens = false;
   std::string_view model;
+  int64_t slot = -1;  // the slot (session) that generated it
 };
 
 // llama-server's stop_type: "eos" (end of sequence, or a grammar that is complete), "limit"
@@ -32,9 +33,9 @@ std::string_view native_stop_type(StopReason reason);
 // token, bytes, logprob}]}].
 Json native_probabilities_json(std::span<const TokenLogprob> entries, const TokenText& text);
 
-// One streamed chunk: {"index": 0, "content", "tokens": [], "stop": false, "id_slot": -1}, and
+// One streamed chunk: {"index": 0, "content", "tokens": [], "stop": false, "id_slot": SLOT}, and
 // `completion_probabilities` when `probabilities` is not null. (The counts are in the last one.)
-Json native_chunk_json(std::string_view content, Json probabilities);
+Json native_chunk_json(std::string_view content, Json probabilities, int64_t slot);
 
 // The whole reply, or a stream's last chunk (its `content` then empty): `stop: true` and what
 // `end` holds.

@@ -29,6 +29,7 @@ class SessionLease {
   SessionLease(const SessionLease&) = delete;
   ~SessionLease();
   LlmSession& session() const { return *session_; }
+  size_t slot() const { return slot_; }
   // The draft program's session beside it, for speculative decoding; null without a draft.
   LlmSession* draft_session() const;
 
