@@ -74,9 +74,7 @@ Result<std::unique_ptr<Engine>> Engine::open(const std::string& path, const Engi
 Status Engine::check_speculation() const {
   auto logits = metadata_string(file(), hf_static_v1::key::kLogits);
   if (logits.ok() && *logits == hf_static_v1::kLogitsLast) {
-    return failed_precondition(
-        "speculative decoding checks guessed tokens with every position's logits, and this program keeps only the "
-        "last (exported with --logits last): export it with --logits all");
+    return logits_last_cannot_speculate();
   }
   return ok_status();
 }

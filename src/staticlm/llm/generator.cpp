@@ -273,9 +273,7 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
   }
   STATICLM_RETURN_IF_ERROR(check_speculation_options(options.speculation));
   if (options.speculation.enabled() && !session.prefill_returns_all_logits()) {
-    return failed_precondition(
-        "speculative decoding checks guessed tokens with every position's logits, and this program keeps only the "
-        "last (exported with --logits last): export it with --logits all");
+    return logits_last_cannot_speculate();
   }
   if (options.speculation.draft == &session) {
     return invalid_argument("the draft session is the session generating; give the draft program its own session");

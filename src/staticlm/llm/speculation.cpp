@@ -102,6 +102,12 @@ class DraftProgram final : public Proposer {
 
 }  // namespace
 
+Status logits_last_cannot_speculate() {
+  return failed_precondition(
+      "speculative decoding checks guessed tokens with every position's logits, and this program keeps only the "
+      "last (exported with --logits last): export it with --logits all");
+}
+
 std::unique_ptr<Proposer> make_prompt_lookup(int max_ngram) {
   return std::make_unique<PromptLookup>(max_ngram);
 }

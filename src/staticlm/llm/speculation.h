@@ -65,6 +65,10 @@ struct SpeculationStats {
   std::string proposer_error;
 };
 
+// The refusal of a program that keeps only the last position's logits (FailedPrecondition saying
+// how to export it): its prefill cannot check guesses.
+Status logits_last_cannot_speculate();
+
 // Prompt lookup (SpeculationOptions::lookup_ngram) on its own, for callers composing proposers.
 std::unique_ptr<Proposer> make_prompt_lookup(int max_ngram);
 

@@ -84,9 +84,7 @@ Status serve(ServeArgs args) {
   }
   // The proposer's settings; the draft program is opened with the model (load_model).
   STATICLM_RETURN_IF_ERROR(check_speculation_flags(args.speculation));
-  args.server.speculation.lookup_ngram = args.speculation.lookup;
-  args.server.speculation.draft_max = args.speculation.draft_max;
-  args.server.speculation.draft_p_min = args.speculation.draft_p_min;
+  args.server.speculation = speculation_options(args.speculation);
   if (!args.server.slot_save_path.empty()) {
     // Made as llama-server makes it, before listening: a path that cannot be a directory is the
     // command line's mistake.

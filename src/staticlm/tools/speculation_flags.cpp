@@ -26,24 +26,26 @@ constexpr std::pair<std::string_view, std::string_view> kSpeculationFlags[] = {
 
 }  // namespace
 
-Status check_speculation_flags(const SpeculationFlags& flags) {
-  if (!flags.draft.empty() && flags.lookup > 0) {
-    return invalid_argument("give --draft or --lookup, not both");
-  }
+SpeculationOptions speculation_options(const SpeculationFlags& flags) {
   SpeculationOptions options;
   options.lookup_ngram = flags.lookup;
   options.draft_max = flags.draft_max;
   options.draft_p_min = flags.draft_p_min;
-  return with_flag_names(check_speculation_options(options), kSpeculationFlags);
+  return options;
+}
+
+Status check_speculation_flags(const SpeculationFlags& flags) {
+  if (!flags.draft.empty() && flags.lookup > 0) {
+    return invalid_argument("give --draft or --lookup, not both");
+  }
+  return with_flag_names(check_speculation_options(speculation_options(flags)), kSpeculationFlags);
 }
 
 Result<Speculation> open_speculation(const SpeculationFlags& flags, const EngineArgs& target_args,
                                      const Engine& target) {
   STATICLM_RETURN_IF_ERROR(check_speculation_flags(flags));
   Speculation out;
-  out.options.lookup_ngram = flags.lookup;
-  out.options.draft_max = flags.draft_max;
-  out.options.draft_p_min = flags.draft_p_min;
+  out.options = speculation_options(flags);
   if (flags.draft.empty()) {
     if (flags.lookup > 0) {
       STATICLM_RETURN_IF_ERROR(target.check_speculation().with_context("--lookup"));

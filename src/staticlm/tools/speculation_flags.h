@@ -31,6 +31,9 @@ struct Speculation {
   std::unique_ptr<Engine> draft;
   SpeculationOptions options;
 };
+// The options the flags set (no draft session: each generating session opens its own).
+SpeculationOptions speculation_options(const SpeculationFlags& flags);
+
 // InvalidArgument naming the flag: a value out of range, or both --draft and --lookup.
 Status check_speculation_flags(const SpeculationFlags& flags);
 
