@@ -92,6 +92,16 @@ TEST_F(CliBadInputTest, EveryFileAFlagNamesIsCheckedTheSameWay) {
   expect_refused("run " + program_ + " --chat --system-file " + missing,
                  "--system-file: '" + missing + "': no such file");
   expect_refused("run " + program_ + " -p hi -f " + text_, "give -p/--prompt or -f/--file, not both");
+  expect_refused("embed " + program_ + " -f " + dir_, "--file: '" + dir_ + "' is a directory, not a file");
+}
+
+TEST_F(CliBadInputTest, EmbedSaysWhatItNeeds) {
+  expect_refused("embed " + program_, "give the texts to embed with -p TEXT (repeatable) or -f FILE");
+  expect_refused("embed " + program_ + " -p hi -f " + text_, "or -f FILE (one per line), not both");
+  expect_refused("embed " + program_ + " -p hi",
+                 "'" + program_ + "' has no embeddings method: export it with --embeddings mean|last");
+  expect_refused("embed " + program_ + " -p hi --pooling cls",
+                 "--pooling: expected the pooling mean or last, found 'cls'");
 }
 
 TEST_F(CliBadInputTest, APromptFileIsThePromptAsItIs) {
@@ -114,8 +124,8 @@ TEST_F(CliBadInputTest, AnUnknownCommandListsTheCommands) {
   expect_refused("frobnicate " + program_,
                  "'frobnicate' is not a staticlm command; the commands are: backends, bench, ", 2);
   expect_refused("",
-                 "no command given; the commands are: backends, bench, eval, export, inspect, logits, run, serve, "
-                 "tokenize",
+                 "no command given; the commands are: backends, bench, embed, eval, export, inspect, logits, run, "
+                 "serve, tokenize",
                  2);
 }
 

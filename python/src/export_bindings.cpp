@@ -54,7 +54,8 @@ void register_export(py::module_& m) {
       "export",
       [](const std::string& hf_dir, const std::string& out_path, const std::string& dtype, int64_t prefill_len,
          int64_t max_cache_len, const std::string& cache_dtype, const std::string& kv_update, const std::string& logits,
-         const py::object& partitioner, bool no_fallback, bool no_tokenizer, const py::object& progress) {
+         const py::object& embeddings, const py::object& partitioner, bool no_fallback, bool no_tokenizer,
+         const py::object& progress) {
         HfStaticExportOptions options;
         options.weight_dtype =
             choose<DType>("dtype", dtype, {{"f32", DType::kF32}, {"f16", DType::kF16}, {"bf16", DType::kBF16}});
@@ -64,6 +65,9 @@ void register_export(py::module_& m) {
         options.kv_update = choose<KvUpdateForm>(
             "kv_update", kv_update, {{"in-place", KvUpdateForm::kInPlace}, {"returned", KvUpdateForm::kReturned}});
         options.logits = choose<LogitsMode>("logits", logits, {{"all", LogitsMode::kAll}, {"last", LogitsMode::kLast}});
+        if (!embeddings.is_none()) {
+          options.embedding_pooling = embeddings.cast<std::string>();  // export_hf_static checks it
+        }
         options.no_fallback = no_fallback;
         options.no_tokenizer = no_tokenizer;
         if (partitioner.is_none()) {
@@ -106,12 +110,13 @@ void register_export(py::module_& m) {
       },
       py::arg("hf_dir"), py::arg("out_path"), py::kw_only(), py::arg("dtype") = "f32", py::arg("prefill_len") = 64,
       py::arg("max_cache_len") = 0, py::arg("cache_dtype") = "f32", py::arg("kv_update") = "in-place",
-      py::arg("logits") = "all", py::arg("partitioner") = py::none(), py::arg("no_fallback") = false,
-      py::arg("no_tokenizer") = false, py::arg("progress") = py::none(),
+      py::arg("logits") = "all", py::arg("embeddings") = py::none(), py::arg("partitioner") = py::none(),
+      py::arg("no_fallback") = false, py::arg("no_tokenizer") = false, py::arg("progress") = py::none(),
       "Exports a Hugging Face checkpoint directory to an hf_static v1 program, as `staticlm export` "
       "does: partitioner=None delegates to the cpu backend with its defaults, 'none' keeps every node "
       "on the portable kernels, a Partitioner delegates with its options. no_tokenizer=True exports "
-      "without a tokenizer (token ids only; otherwise a checkpoint without one is refused). progress(bytes_written, "
+      "without a tokenizer (token ids only; otherwise a checkpoint without one is refused). embeddings='mean' "
+      "or 'last' adds the embeddings method with that default pooling (docs/embeddings.md). progress(bytes_written, "
       "bytes_total) is called as the file is written. Returns a summary dict; raises staticlm.Error "
       "with the library's message otherwise.");
 }

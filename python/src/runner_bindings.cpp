@@ -3,6 +3,7 @@
 // the GIL released and taken back for each callback) and _Tokenizer. staticlm/_runner.py builds
 // the public TextLLMRunner, GenerationConfig, Stats and Result on them.
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include <pybind11/stl.h>
 
 #include "staticlm/builtin/builtin_runtime.h"
+#include "staticlm/llm/embedding.h"
 #include "staticlm/llm/engine.h"
 #include "staticlm/llm/generator.h"
 #include "staticlm/llm/program_tokenizer.h"
@@ -323,6 +325,64 @@ class Runner {
     return logits;
   }
 
+  // The embedding of `text`, or of `ids` when text is None (llm/embedding.h): pooled as `pooling`
+  // says (empty: the program's choice), or with "none" every token's hidden state [n, hidden];
+  // each vector L2-normalised when `normalize`.
+  py::array_t<float> embed(const std::optional<std::string>& text, const std::vector<int64_t>& ids,
+                           const std::string& pooling, bool normalize) {
+    std::vector<int32_t> tokens;
+    if (text) {
+      tokens = value_or_raise(tokenizer_->encode(*text, EncodeOptions{}));
+    }
+    for (int64_t id : ids) {
+      if (id < 0 || id >= session_->vocab_size()) {
+        ok_or_raise(
+            invalid_argument("embed: token id ", id, " is outside the vocabulary [0, ", session_->vocab_size(), ")"));
+      }
+      tokens.push_back(static_cast<int32_t>(id));
+    }
+    const auto width = static_cast<py::ssize_t>(session_->hidden_size());
+    if (pooling != "none") {
+      EmbeddingOptions options;
+      options.normalize = normalize;
+      if (!pooling.empty()) {
+        options.pooling = value_or_raise(parse_pooling(pooling));
+      }
+      Result<std::vector<float>> embedded = std::vector<float>();
+      {
+        py::gil_scoped_release release;
+        embedded = embed_tokens(*session_, tokens, options);
+      }
+      const std::vector<float> values = value_or_raise(std::move(embedded));
+      py::array_t<float> out(width);
+      std::copy(values.begin(), values.end(), out.mutable_data());
+      return out;
+    }
+    if (tokens.empty()) {
+      ok_or_raise(invalid_argument("nothing to embed: the input has no tokens"));
+    }
+    py::array_t<float> rows({static_cast<py::ssize_t>(tokens.size()), width});
+    float* out = rows.mutable_data();
+    Status status;
+    {
+      py::gil_scoped_release release;
+      session_->reset();
+      status = session_->embed(tokens, [&](int64_t index, std::span<const float> hidden) {
+        float* row = out + index * width;
+        std::copy(hidden.begin(), hidden.end(), row);
+        double squares = 0.0;
+        for (float value : hidden) {
+          squares += static_cast<double>(value) * value;
+        }
+        for (py::ssize_t i = 0; normalize && squares > 0.0 && i < width; ++i) {
+          row[i] = static_cast<float>(row[i] / std::sqrt(squares));
+        }
+      });
+    }
+    ok_or_raise(status);
+    return rows;
+  }
+
   // Writes the session's cached tokens and caches to `path` (llm/session_file.h).
   void save_session(const std::string& path) {
     Status status;
@@ -353,6 +413,7 @@ class Runner {
   // Asks a generation in progress to stop after the token being generated; any thread.
   void stop() { cancel_.store(true); }
   int64_t position() const { return session_->position(); }
+  const LlmSession& session() const { return *session_; }
   int64_t max_cache_len() const { return session_->max_cache_len(); }
   std::string io_allocator() const { return engine_->io_allocator(); }
   py::dict io_stats() const { return io_dict(session_->io_stats()); }
@@ -475,6 +536,10 @@ void register_runner(py::module_& m) {
       .def("set_speculation", &Runner::set_speculation, py::arg("draft"), py::arg("lookup"), py::arg("draft_max"),
            py::arg("draft_p_min"))
       .def("prefill", &Runner::prefill, py::arg("prompt"))
+      .def("embed", &Runner::embed, py::arg("text"), py::arg("ids"), py::arg("pooling"), py::arg("normalize"))
+      .def_property_readonly("hidden_size", [](const Runner& runner) { return runner.session().hidden_size(); })
+      .def_property_readonly("embedding_pooling",
+                             [](const Runner& runner) { return std::string(runner.session().embedding_pooling()); })
       .def("save_session", &Runner::save_session, py::arg("path"))
       .def("restore_session", &Runner::restore_session, py::arg("path"))
       .def_property_readonly("cached_tokens", &Runner::cached_tokens)

@@ -8,6 +8,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator, Mapping, Optional, Tuple, Union
 
+import numpy
+
 from ._errors import Error
 from ._staticlm import Program, Tokenizer, _Runner, program_metadata
 
@@ -169,6 +171,32 @@ class TextLLMRunner:
     def prefill(self, prompt: str):
         """Feeds `prompt` from an empty cache; returns the last position's logits (numpy)."""
         return self._runner.prefill(prompt)
+
+    def embed(self, input, *, pooling: Optional[str] = None, normalize: bool = False):
+        """The embedding of a text, of a list of token ids, or of each text of a list (a 2-D
+        array then), from the program's embeddings method (docs/embeddings.md): the final-normed
+        hidden states pooled by `pooling`, "mean" or "last" (None: the program's choice, its
+        embedding_pooling), or with "none" every token's hidden state, [n_tokens, hidden_size];
+        L2-normalised when `normalize`. A text is encoded as generate() encodes a prompt (BOS
+        included). Each input is embedded from an empty cache, which then holds its tokens.
+        Error "FailedPrecondition" for a program exported without --embeddings."""
+        if isinstance(input, str):
+            return self._runner.embed(input, [], pooling or "", normalize)
+        items = list(input)
+        if items and all(isinstance(item, str) for item in items):
+            return numpy.stack([self._runner.embed(item, [], pooling or "", normalize) for item in items])
+        return self._runner.embed(None, items, pooling or "", normalize)
+
+    @property
+    def hidden_size(self) -> int:
+        """The width of an embedding."""
+        return self._runner.hidden_size
+
+    @property
+    def embedding_pooling(self) -> Optional[str]:
+        """The pooling the program's embeddings method suggests ("mean" or "last"), or None when
+        it has no embeddings method."""
+        return self._runner.embedding_pooling or None
 
     def save_session(self, path) -> None:
         """Writes the cached tokens (what the last generate() or prefill() left: prompt and

@@ -230,6 +230,13 @@ def forward(weights, spec, tokens, dtype=torch.float64, attention=causal_attenti
     weights: name -> tensor with Hugging Face checkpoint names (any float dtype; cast to dtype).
     attention / rope: replaceable so the self-checks can substitute naive implementations.
     """
+    h = hidden_states(weights, spec, tokens, dtype, attention, rope)
+    head = weights["model.embed_tokens.weight"] if spec.tie_word_embeddings else weights["lm_head.weight"]
+    return softcap(h @ head.to(dtype).T, spec.final_softcap) / spec.logits_scaling
+
+
+def hidden_states(weights, spec, tokens, dtype=torch.float64, attention=causal_attention, rope=apply_rope):
+    """The last hidden state [S, D], after the final norm (transformers' last_hidden_state)."""
     w = {name: t.to(dtype) for name, t in weights.items()}
     eps = spec.rms_norm_eps
 
@@ -270,9 +277,7 @@ def forward(weights, spec, tokens, dtype=torch.float64, attention=causal_attenti
         if spec.norms != "pre":
             out = norm(out, p + "post_feedforward_layernorm.weight")
         h = h + out * spec.residual_scale
-    h = norm(h, "model.norm.weight")
-    head = w["model.embed_tokens.weight"] if spec.tie_word_embeddings else w["lm_head.weight"]
-    return softcap(h @ head.T, spec.final_softcap) / spec.logits_scaling
+    return norm(h, "model.norm.weight")
 
 
 def greedy(weights, spec, prompt, steps, dtype=torch.float64):

@@ -45,6 +45,7 @@ const std::vector<MetadataKey>& keys() {
       {key::kAttentionScale, T::Float, false, {}},
       {key::kAttnLogitSoftcap, T::Float, false, {}},
       {key::kFinalLogitSoftcap, T::Float, false, {}},
+      {key::kEmbeddingPooling, T::String, false, {kPoolingMean, kPoolingLast}},
       {key::kTokenizerKind, T::String, true, {kTokenizerJson, kTokenizerSentencePiece, kTokenizerNone}},
       {key::kTokenizerSha256, T::String, true, {}},
       {key::kGenerationDoSample, T::Bool, false, {}},
@@ -182,6 +183,7 @@ const MetadataKey* find_metadata_key(std::string_view name) {
 Result<Config> Config::from_program(const ProgramFile& file) {
   Config c;
   STATICLM_ASSIGN_OR_RETURN(c.vocab_size, positive_int(file, key::kVocabSize));
+  STATICLM_ASSIGN_OR_RETURN(c.hidden_size, positive_int(file, key::kHiddenSize));
   STATICLM_ASSIGN_OR_RETURN(c.num_layers, positive_int(file, key::kNumLayers));
   STATICLM_ASSIGN_OR_RETURN(c.num_kv_heads, positive_int(file, key::kNumKvHeads));
   STATICLM_ASSIGN_OR_RETURN(c.head_dim, positive_int(file, key::kHeadDim));
@@ -198,14 +200,18 @@ Result<Config> Config::from_program(const ProgramFile& file) {
   STATICLM_ASSIGN_OR_RETURN(std::string logits, enumerated(file, key::kLogits));
   c.logits_last = logits == kLogitsLast;
   STATICLM_RETURN_IF_ERROR(read_attention(file, c));
+  if (file.find_metadata(key::kEmbeddingPooling) != nullptr) {
+    STATICLM_ASSIGN_OR_RETURN(c.embedding_pooling, enumerated(file, key::kEmbeddingPooling));
+  }
   return c;
 }
 
 std::vector<MetadataSpec> Config::to_metadata() const {
-  return {
+  std::vector<MetadataSpec> m = {
       {std::string(kContractKey), std::string(kName)},
       {std::string(kContractVersionKey), kVersion},
       {std::string(key::kVocabSize), vocab_size},
+      {std::string(key::kHiddenSize), hidden_size},
       {std::string(key::kNumLayers), num_layers},
       {std::string(key::kNumKvHeads), num_kv_heads},
       {std::string(key::kHeadDim), head_dim},
@@ -215,6 +221,10 @@ std::vector<MetadataSpec> Config::to_metadata() const {
       {std::string(key::kKvUpdate), std::string(kv_returned ? kKvUpdateReturned : kKvUpdateInPlace)},
       {std::string(key::kLogits), std::string(logits_last ? kLogitsLast : kLogitsAll)},
   };
+  if (!embedding_pooling.empty()) {
+    m.push_back({std::string(key::kEmbeddingPooling), embedding_pooling});
+  }
+  return m;
 }
 
 int64_t chunk_length(const Config& config, std::string_view method) {
@@ -233,9 +243,9 @@ std::vector<TensorRule> expected_inputs(const Config& c, int64_t seq) {
   return inputs;
 }
 
-std::vector<TensorRule> expected_outputs(const Config& c, int64_t seq) {
-  std::vector<TensorRule> outputs;
-  outputs.push_back({std::string(kLogits), DType::kF32, {1, c.logits_last ? 1 : seq, c.vocab_size}, false});
+namespace {
+
+void add_returned_rows(const Config& c, int64_t seq, std::vector<TensorRule>& outputs) {
   if (c.kv_returned) {
     const Shape rows = {1, c.num_kv_heads, seq, c.head_dim};
     for (int64_t layer = 0; layer < c.num_layers; ++layer) {
@@ -243,6 +253,21 @@ std::vector<TensorRule> expected_outputs(const Config& c, int64_t seq) {
       outputs.push_back({new_value_name(layer), c.cache_dtype, rows, false});
     }
   }
+}
+
+}  // namespace
+
+std::vector<TensorRule> expected_outputs(const Config& c, int64_t seq) {
+  std::vector<TensorRule> outputs;
+  outputs.push_back({std::string(kLogits), DType::kF32, {1, c.logits_last ? 1 : seq, c.vocab_size}, false});
+  add_returned_rows(c, seq, outputs);
+  return outputs;
+}
+
+std::vector<TensorRule> expected_embedding_outputs(const Config& c) {
+  std::vector<TensorRule> outputs;
+  outputs.push_back({std::string(kHiddenStates), DType::kF32, {1, c.prefill_len, c.hidden_size}, false});
+  add_returned_rows(c, c.prefill_len, outputs);
   return outputs;
 }
 

@@ -26,11 +26,15 @@ inline constexpr int64_t kVersion = 1;
 // Methods.
 inline constexpr std::string_view kPrefill = "prefill";
 inline constexpr std::string_view kDecode = "decode";
+// Optional: prefill's inputs and cache writes, with the final-normed hidden state of every row
+// as its output instead of the logits (docs/hf_static_v1.md, "The embeddings method").
+inline constexpr std::string_view kEmbeddings = "embeddings";
 
 // Tensors.
 inline constexpr std::string_view kInputIds = "input_ids";
 inline constexpr std::string_view kCachePosition = "cache_position";
 inline constexpr std::string_view kLogits = "logits";
+inline constexpr std::string_view kHiddenStates = "hidden_states";
 std::string key_cache_name(int64_t layer);    // k_cache_{l}
 std::string value_cache_name(int64_t layer);  // v_cache_{l}
 std::string new_key_name(int64_t layer);      // k_new_{l}
@@ -68,6 +72,7 @@ inline constexpr std::string_view kRopeLayers = "rope_layers";
 inline constexpr std::string_view kAttentionScale = "attention_scale";
 inline constexpr std::string_view kAttnLogitSoftcap = "attn_logit_softcap";
 inline constexpr std::string_view kFinalLogitSoftcap = "final_logit_softcap";
+inline constexpr std::string_view kEmbeddingPooling = "embedding_pooling";
 inline constexpr std::string_view kTokenizerKind = "tokenizer_kind";
 inline constexpr std::string_view kTokenizerSha256 = "tokenizer_sha256";
 inline constexpr std::string_view kGenerationDoSample = "generation.do_sample";
@@ -88,6 +93,8 @@ inline constexpr std::string_view kTokenizerSentencePiece = "sentencepiece";
 inline constexpr std::string_view kTokenizerNone = "none";
 inline constexpr std::string_view kRopeFactorsShort = "short";
 inline constexpr std::string_view kRopeFactorsLong = "long";
+inline constexpr std::string_view kPoolingMean = "mean";
+inline constexpr std::string_view kPoolingLast = "last";
 
 // A metadata key of the contract: its type, whether a program must have it, and the values an
 // enumerated one may take.
@@ -109,6 +116,7 @@ bool is_program_level_key(std::string_view key);
 // The contract's view of a program's metadata.
 struct Config {
   int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
   int64_t num_layers = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
@@ -129,6 +137,9 @@ struct Config {
   double attention_scale = 0.0;
   double attn_logit_softcap = 0.0;
   double final_logit_softcap = 0.0;
+  // The pooling the program's embeddings method suggests (kPoolingMean or kPoolingLast); empty
+  // when it has no such method.
+  std::string embedding_pooling = {};
 
   // Reads and range-checks the required keys, and the optional ones above where present. Fails
   // with InvalidArgument (NotFound for a missing key) naming the metadata key, what it must be and
@@ -146,9 +157,12 @@ struct TensorRule {
   bool is_mutable;  // inputs: updated in place by the method
 };
 
-// Chunk length of `method` (prefill_len or 1).
+// Chunk length of `method` (prefill_len, or 1 for decode).
 int64_t chunk_length(const Config& config, std::string_view method);
 std::vector<TensorRule> expected_inputs(const Config& config, int64_t seq);
 std::vector<TensorRule> expected_outputs(const Config& config, int64_t seq);
+// The embeddings method's outputs: hidden_states [1, prefill_len, hidden_size] f32, then the new
+// cache rows where the update form returns them.
+std::vector<TensorRule> expected_embedding_outputs(const Config& config);
 
 }  // namespace staticlm::hf_static_v1

@@ -205,7 +205,8 @@ Result<ValueId> DecoderBuilder::output_projection(int64_t layer, ValueId attende
 }
 
 bool DecoderBuilder::narrows_after_attention(int64_t layer) const {
-  return shape_.logits == LogitsMode::kLast && shape_.seq_len > 1 && layer == params_.num_layers - 1;
+  return shape_.logits == LogitsMode::kLast && !shape_.hidden_states && shape_.seq_len > 1 &&
+         layer == params_.num_layers - 1;
 }
 
 Result<ValueId> DecoderBuilder::last_row_of(ValueId x) {
@@ -247,6 +248,11 @@ Result<ValueId> DecoderBuilder::lm_head(ValueId x, ConstantId head) {
 
 Result<std::unique_ptr<Graph>> DecoderBuilder::finish(ValueId logits) {
   STATICLM_RETURN_IF_ERROR(graph_->add_output(std::string(spec::kLogits), logits));
+  return std::move(graph_);
+}
+
+Result<std::unique_ptr<Graph>> DecoderBuilder::finish_hidden_states(ValueId x) {
+  STATICLM_RETURN_IF_ERROR(graph_->add_output(std::string(spec::kHiddenStates), x));
   return std::move(graph_);
 }
 

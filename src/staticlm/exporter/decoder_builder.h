@@ -3,7 +3,8 @@
 // graph builders do: norms, projections, self-attention (scale, window, soft-cap and rope per
 // layer), the gated MLP with its activation, embedding scaling, the head and its soft-cap.
 // start() adds the hf_static v1 inputs (input_ids, cache_position, every layer's caches),
-// finish() the logits output, so a family's graph meets docs/hf_static_v1.md by construction.
+// finish() the logits output (finish_hidden_states() the hidden state instead, for the embeddings
+// method), so a family's graph meets docs/hf_static_v1.md by construction.
 //
 // Every helper that reads a weight checks the constant has the shape the hyper-parameters imply
 // and fails with InvalidArgument naming the constant and its role ("layer 3 q_proj"); a missing
@@ -82,6 +83,9 @@ class DecoderBuilder {
   Result<ValueId> lm_head(ValueId x, ConstantId head);
   // Adds `logits` as the method's output and hands the graph over.
   Result<std::unique_ptr<Graph>> finish(ValueId logits);
+  // Adds the final-normed hidden state `x` as the output of a method whose shape asks for it (the
+  // embeddings method) and hands the graph over.
+  Result<std::unique_ptr<Graph>> finish_hidden_states(ValueId x);
 
  private:
   DecoderBuilder(const DecoderHyperParams& params, std::unique_ptr<Graph> graph, const DecoderMethodShape& shape)

@@ -77,6 +77,9 @@ struct DecoderWeights {
   ConstantId embedding_scale = kNoConstant;  // f32 [1] the embeddings are multiplied by (Gemma, Granite)
   ConstantId residual_scale = kNoConstant;   // f32 [1] attention's and the MLP's outputs are multiplied by (Granite)
   ConstantId logits_scale = kNoConstant;     // f32 [1] the logits are multiplied by (Granite)
+  // f32 [1] undoing a multiplier folded into final_norm, for the embeddings method's hidden state
+  // (Granite's logits_scaling).
+  ConstantId hidden_state_scale = kNoConstant;
   std::vector<DecoderLayerWeights> layers;
 };
 

@@ -58,6 +58,11 @@ Status check_options(const HfStaticExportOptions& options, const HfConfig& confi
     return invalid_argument("option 'prefill_len' (", options.prefill_len, ") exceeds 'max_cache_len' (", max_cache_len,
                             ")");
   }
+  if (!options.embedding_pooling.empty() && options.embedding_pooling != hf_static_v1::kPoolingMean &&
+      options.embedding_pooling != hf_static_v1::kPoolingLast) {
+    return invalid_argument("option 'embeddings': expected the pooling, mean or last, found '",
+                            options.embedding_pooling, "'");
+  }
   if (options.no_tokenizer && !options.chat_template_path.empty()) {
     return invalid_argument("option 'chat_template' needs a tokenizer, and option 'no_tokenizer' exports none");
   }
@@ -183,6 +188,8 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
   const DecoderHyperParams& params = model.params;
   hf_static_v1::Config contract;
   contract.vocab_size = params.vocab_size;
+  contract.hidden_size = params.hidden_size;
+  contract.embedding_pooling = options.embedding_pooling;
   contract.num_layers = params.num_layers;
   contract.num_kv_heads = params.num_kv_heads;
   contract.head_dim = params.head_dim;
@@ -194,7 +201,6 @@ std::vector<MetadataSpec> contract_metadata(const HfConfig& config, const Decode
   std::vector<MetadataSpec> m = contract.to_metadata();
   auto add = [&m](std::string_view name, MetadataValue value) { m.push_back({std::string(name), std::move(value)}); };
   add(key::kArchitecture, config.architectures.front());
-  add(key::kHiddenSize, params.hidden_size);
   add(key::kNumHeads, params.num_heads);
   add(key::kWeightDtype, std::move(weight_format));
   add(key::kBosTokenId, config.bos_token_id.value_or(-1));
@@ -283,13 +289,30 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
     return decode.status().with_context(str_cat("'", model_dir, "': building method '", hf_static_v1::kDecode, "'"));
   }
 
+  std::vector<std::pair<std::string_view, Graph*>> graphs = {{hf_static_v1::kPrefill, prefill->get()},
+                                                             {hf_static_v1::kDecode, decode->get()}};
+  std::unique_ptr<Graph> embeddings;
+  if (!options.embedding_pooling.empty()) {
+    shape.seq_len = options.prefill_len;
+    shape.hidden_states = true;
+    auto built = family->build(model, constants, shape);
+    if (!built.ok()) {
+      return built.status().with_context(
+          str_cat("'", model_dir, "': building method '", hf_static_v1::kEmbeddings, "'"));
+    }
+    embeddings = std::move(*built);
+    graphs.emplace_back(hf_static_v1::kEmbeddings, embeddings.get());
+  }
+
   LowerOptions lower;
   lower.metadata = contract_metadata(config, model, options, stored_weight_format(options, partitioner), max_cache_len,
                                      *build.tokenizer);
   lower.files = build.tokenizer->files;
   if (partitioner) {
-    const std::vector<PartitionMethod> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},
-                                                  {std::string(hf_static_v1::kDecode), decode->get()}};
+    std::vector<PartitionMethod> methods;
+    for (const auto& [name, graph] : graphs) {
+      methods.push_back({std::string(name), graph});
+    }
     PartitionRunOptions run;
     run.no_fallback = options.no_fallback;
     auto partitioned = partitioner->run(methods, lower, run);
@@ -301,14 +324,18 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
     const auto entries = partitioner->options().entries();
     build.summary.backend_settings.assign(entries.begin(), entries.end());
   } else {
-    std::vector<MethodGraph> methods = {{std::string(hf_static_v1::kPrefill), prefill->get()},
-                                        {std::string(hf_static_v1::kDecode), decode->get()}};
+    std::vector<MethodGraph> methods;
+    for (const auto& [name, graph] : graphs) {
+      methods.push_back({std::string(name), graph});
+    }
     STATICLM_ASSIGN_OR_RETURN(build.spec, lower_to_program(methods, lower));
   }
 
   HfStaticExportSummary& summary = build.summary;
   summary.architecture = config.architectures.front();
-  summary.methods = {std::string(hf_static_v1::kPrefill), std::string(hf_static_v1::kDecode)};
+  for (const auto& [name, graph] : graphs) {
+    summary.methods.emplace_back(name);
+  }
   summary.prefill_len = options.prefill_len;
   summary.max_cache_len = max_cache_len;
   summary.constant_count = build.spec.constants.size();

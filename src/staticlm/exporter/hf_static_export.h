@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Exports a Hugging Face checkpoint directory as an hf_static v1 program (docs/hf_static_v1.md):
-// a `prefill` and a `decode` method sharing every weight, the contract metadata, and the
-// tokenizer files embedded. Weights stream from the mapped checkpoint into the output file one
-// tensor at a time.
+// a `prefill` and a `decode` method (and, on request, an `embeddings` method) sharing every weight, the contract
+// metadata, and the tokenizer files embedded. Weights stream from the mapped checkpoint into the output file one tensor
+// at a time.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,8 @@ struct HfStaticExportOptions {
   DType cache_dtype = DType::kF32;  // f32 or f16
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
   LogitsMode logits = LogitsMode::kAll;
+  // "mean" or "last": add the embeddings method, whose metadata suggests that pooling; empty: none.
+  std::string embedding_pooling;
   // A Jinja chat template to embed (as chat_template.jinja) instead of the checkpoint's own
   // chat_template.jinja; a template in tokenizer_config.json travels inside that file.
   std::string chat_template_path;

@@ -24,6 +24,8 @@ struct DecoderMethodShape {
   DType cache_dtype = DType::kF32;
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
   LogitsMode logits = LogitsMode::kAll;
+  // The embeddings method: outputs every row's final-normed hidden state instead of the logits.
+  bool hidden_states = false;
 };
 
 }  // namespace staticlm

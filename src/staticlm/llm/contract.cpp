@@ -7,6 +7,10 @@
 
 namespace staticlm {
 
+Status LlmSession::embed(std::span<const int32_t>, const HiddenStateSink&) {
+  return failed_precondition("this program has no embeddings method: export it with --embeddings mean|last");
+}
+
 Result<std::vector<uint8_t>> LlmSession::cache_contents() const {
   return unimplemented("this contract's sessions cannot be saved");
 }

@@ -21,6 +21,9 @@ namespace staticlm {
 // Receives the logits of fed token `token_index` (counted from the first token of the call).
 using LogitsSink = std::function<void(int64_t token_index, std::span<const float> logits)>;
 
+// Receives the final-normed hidden state of fed token `token_index` (LlmSession::embed).
+using HiddenStateSink = std::function<void(int64_t token_index, std::span<const float> hidden_state)>;
+
 // Which logits a prefill hands its sink: every fed token's (of a program that keeps them all), or
 // the last fed token's alone, all that sampling the next token reads.
 enum class PrefillLogits { kEvery, kLast };
@@ -54,6 +57,14 @@ class LlmSession {
   // position()); a later feed overwrites the forgotten slots, which no query attends to meanwhile.
   virtual void truncate(int64_t length) = 0;
   virtual IoStats io_stats() const = 0;
+  // The width of the hidden state embed() hands out, and the pooling the program suggests for it
+  // ("mean" or "last"); empty when the program has no embeddings method.
+  virtual int64_t hidden_size() const = 0;
+  virtual std::string_view embedding_pooling() const { return {}; }
+  // Feeds `tokens` as prefill does (the same cache writes), handing `sink` each fed token's
+  // final-normed hidden state instead of its logits. FailedPrecondition when the program has no
+  // embeddings method; OutOfRange, before any work, when the tokens would not fit in the cache.
+  virtual Status embed(std::span<const int32_t> tokens, const HiddenStateSink& sink);
   // The used part of every cache, in an order of the contract's own, for a session file
   // (session_file.h). Unimplemented for a contract whose sessions cannot be saved.
   virtual Result<std::vector<uint8_t>> cache_contents() const;

@@ -51,7 +51,7 @@ struct MethodBuffers {
   int64_t seq_len = 0;
   int64_t* input_ids = nullptr;
   int64_t* cache_position = nullptr;
-  float* logits = nullptr;
+  float* logits = nullptr;  // or, for the embeddings method, hidden_states
   // Per output, what a chunk reads that needs no logits, and one that needs the last row's.
   std::vector<RowNeed> no_logits;
   std::vector<RowNeed> last_logits;
@@ -82,6 +82,7 @@ class HfStaticSession final : public LlmSession {
         STATICLM_RETURN_IF_ERROR(prefill_.session->bind_input(name, c_.cache_dtype, cache));
         STATICLM_RETURN_IF_ERROR(decode_.session->bind_input(name, c_.cache_dtype, cache));
         (keys ? key_caches_ : value_caches_).push_back(static_cast<uint8_t*>(cache.data));
+        caches_.push_back({name, cache});
       }
     }
     return ok_status();
@@ -98,6 +99,35 @@ class HfStaticSession final : public LlmSession {
     tokens_.resize(static_cast<size_t>(position_));
   }
   IoStats io_stats() const override { return io_->stats(); }
+  int64_t hidden_size() const override { return c_.hidden_size; }
+  std::string_view embedding_pooling() const override { return c_.embedding_pooling; }
+
+  Status embed(std::span<const int32_t> tokens, const HiddenStateSink& sink) override {
+    if (c_.embedding_pooling.empty()) {
+      return LlmSession::embed(tokens, sink);
+    }
+    STATICLM_RETURN_IF_ERROR(check_fits(static_cast<int64_t>(tokens.size())));
+    // Opened on first use: a session that never embeds holds no buffers for the method.
+    if (!embeddings_.session) {
+      STATICLM_RETURN_IF_ERROR(open_embeddings());
+    }
+    const auto total = static_cast<int64_t>(tokens.size());
+    const auto width = static_cast<size_t>(c_.hidden_size);
+    for (int64_t begin = 0; begin < total; begin += c_.prefill_len) {
+      const int64_t count = std::min(c_.prefill_len, total - begin);
+      const auto chunk = tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(count));
+      const int64_t pad = fill_chunk(embeddings_, chunk);
+      STATICLM_RETURN_IF_ERROR(embeddings_.session->execute());
+      if (c_.kv_returned) {
+        write_returned_rows(embeddings_, pad);
+      }
+      for (int64_t s = pad; sink && s < embeddings_.seq_len; ++s) {
+        sink(begin + s - pad, std::span<const float>(embeddings_.logits + static_cast<size_t>(s) * width, width));
+      }
+      advance(chunk);
+    }
+    return ok_status();
+  }
 
   // Per layer, keys then values, per kv head: the rows of the cached positions.
   Result<std::vector<uint8_t>> cache_contents() const override {
@@ -168,6 +198,17 @@ class HfStaticSession final : public LlmSession {
     return ok_status();
   }
 
+  Status open_embeddings() {
+    MethodBuffers method;
+    STATICLM_RETURN_IF_ERROR(open_method(spec::kEmbeddings, c_.prefill_len, method));
+    for (const auto& [name, cache] : caches_) {
+      STATICLM_RETURN_IF_ERROR(io_->bind_shared(cache, {spec::kEmbeddings, name, IoRole::kCache, cache.size}));
+      STATICLM_RETURN_IF_ERROR(method.session->bind_input(name, c_.cache_dtype, cache));
+    }
+    embeddings_ = std::move(method);
+    return ok_status();
+  }
+
   Status open_method(std::string_view name, int64_t seq, MethodBuffers& out) {
     STATICLM_ASSIGN_OR_RETURN(out.session, program_->new_session(name));
     out.seq_len = seq;
@@ -194,6 +235,17 @@ class HfStaticSession final : public LlmSession {
       }
       return it->second;
     };
+    for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
+      STATICLM_ASSIGN_OR_RETURN(uint8_t * keys, output(spec::new_key_name(layer)));
+      STATICLM_ASSIGN_OR_RETURN(uint8_t * values, output(spec::new_value_name(layer)));
+      out.new_keys.push_back(keys);
+      out.new_values.push_back(values);
+    }
+    if (name == spec::kEmbeddings) {
+      STATICLM_ASSIGN_OR_RETURN(uint8_t * hidden, output(spec::kHiddenStates));
+      out.logits = reinterpret_cast<float*>(hidden);
+      return ok_status();
+    }
     STATICLM_ASSIGN_OR_RETURN(uint8_t * logits, output(spec::kLogits));
     out.logits = reinterpret_cast<float*>(logits);
     const auto logits_index = static_cast<size_t>(session.method().output_index(spec::kLogits));
@@ -201,12 +253,6 @@ class HfStaticSession final : public LlmSession {
     out.no_logits[logits_index] = RowNeed::kNone;
     out.last_logits = out.no_logits;
     out.last_logits[logits_index] = RowNeed::kLastRow;
-    for (int64_t layer = 0; c_.kv_returned && layer < c_.num_layers; ++layer) {
-      STATICLM_ASSIGN_OR_RETURN(uint8_t * keys, output(spec::new_key_name(layer)));
-      STATICLM_ASSIGN_OR_RETURN(uint8_t * values, output(spec::new_value_name(layer)));
-      out.new_keys.push_back(keys);
-      out.new_values.push_back(values);
-    }
     return ok_status();
   }
 
@@ -216,12 +262,7 @@ class HfStaticSession final : public LlmSession {
   Status run_chunk(MethodBuffers& m, std::span<const int32_t> tokens, int64_t first_index, const LogitsSink& sink,
                    RowNeed logits) {
     const int64_t count = static_cast<int64_t>(tokens.size());
-    const int64_t pad = m.seq_len - count;
-    for (int64_t s = 0; s < m.seq_len; ++s) {
-      const bool real = s >= pad;
-      m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
-      m.cache_position[s] = real ? position_ + (s - pad) : -1;
-    }
+    const int64_t pad = fill_chunk(m, tokens);
     STATICLM_RETURN_IF_ERROR(logits == RowNeed::kAll
                                  ? m.session->execute()
                                  : m.session->execute(logits == RowNeed::kLastRow ? m.last_logits : m.no_logits));
@@ -241,9 +282,24 @@ class HfStaticSession final : public LlmSession {
         }
       }
     }
-    position_ += count;
-    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+    advance(tokens);
     return ok_status();
+  }
+
+  // Writes `tokens` at the current position into m's inputs, left-padded; returns the padding.
+  int64_t fill_chunk(const MethodBuffers& m, std::span<const int32_t> tokens) const {
+    const int64_t pad = m.seq_len - static_cast<int64_t>(tokens.size());
+    for (int64_t s = 0; s < m.seq_len; ++s) {
+      const bool real = s >= pad;
+      m.input_ids[s] = real ? tokens[static_cast<size_t>(s - pad)] : 0;
+      m.cache_position[s] = real ? position_ + (s - pad) : -1;
+    }
+    return pad;
+  }
+
+  void advance(std::span<const int32_t> tokens) {
+    position_ += static_cast<int64_t>(tokens.size());
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   }
 
   size_t row_bytes() const { return static_cast<size_t>(c_.head_dim) * dtype_info(c_.cache_dtype).block_bytes; }
@@ -288,11 +344,30 @@ class HfStaticSession final : public LlmSession {
   OpProfile* op_profile_ = nullptr;  // the session options'; null: no timing
   MethodBuffers prefill_;
   MethodBuffers decode_;
+  MethodBuffers embeddings_;                                    // opened by the first embed()
+  std::vector<std::pair<std::string, ExternalBuffer>> caches_;  // by input name, for a method opened later
   std::vector<uint8_t*> key_caches_;
   std::vector<uint8_t*> value_caches_;
   int64_t position_ = 0;
   std::vector<int32_t> tokens_;  // what the cache holds: position_ of them
 };
+
+Status check_method(const ProgramFile& file, std::string_view method, int64_t seq,
+                    const std::vector<spec::TensorRule>& expected_outputs, const spec::Config& config) {
+  auto inputs = method_inputs(file, method);
+  if (!inputs.ok()) {
+    return inputs.status().with_context("hf_static v1");
+  }
+  STATICLM_ASSIGN_OR_RETURN(std::vector<IoTensorInfo> outputs, method_outputs(file, method));
+  Status status = check_io(method, "input", *inputs, spec::expected_inputs(config, seq));
+  if (status.ok()) {
+    status = check_io(method, "output", outputs, expected_outputs);
+  }
+  if (!status.ok()) {
+    return status.with_context(str_cat("hf_static v1: '", file.path(), "'"));
+  }
+  return ok_status();
+}
 
 class HfStaticV1 final : public LlmContract {
  public:
@@ -306,18 +381,18 @@ class HfStaticV1 final : public LlmContract {
     }
     for (std::string_view method : {spec::kPrefill, spec::kDecode}) {
       const int64_t seq = spec::chunk_length(*config, method);
-      auto inputs = method_inputs(file, method);
-      if (!inputs.ok()) {
-        return inputs.status().with_context("hf_static v1");
-      }
-      STATICLM_ASSIGN_OR_RETURN(std::vector<IoTensorInfo> outputs, method_outputs(file, method));
-      Status status = check_io(method, "input", *inputs, spec::expected_inputs(*config, seq));
-      if (status.ok()) {
-        status = check_io(method, "output", outputs, spec::expected_outputs(*config, seq));
-      }
-      if (!status.ok()) {
-        return status.with_context(str_cat("hf_static v1: '", file.path(), "'"));
-      }
+      STATICLM_RETURN_IF_ERROR(check_method(file, method, seq, spec::expected_outputs(*config, seq), *config));
+    }
+    const bool has_embeddings = file.find_method(spec::kEmbeddings) != nullptr;
+    if (has_embeddings != !config->embedding_pooling.empty()) {
+      return invalid_argument("hf_static v1: '", file.path(), "': ",
+                              has_embeddings ? "method 'embeddings' needs metadata 'embedding_pooling' (mean or last)"
+                                             : "metadata 'embedding_pooling' describes an embeddings method, and the "
+                                               "program has none");
+    }
+    if (has_embeddings) {
+      STATICLM_RETURN_IF_ERROR(check_method(file, spec::kEmbeddings, config->prefill_len,
+                                            spec::expected_embedding_outputs(*config), *config));
     }
     return ok_status();
   }

@@ -17,7 +17,9 @@
 
 #include <sys/socket.h>
 
+#include "staticlm/llm/embedding.h"
 #include "staticlm/server/completion_job.h"
+#include "staticlm/server/embeddings_endpoint.h"
 #include "staticlm/server/metrics.h"
 #include "staticlm/server/openai_json.h"
 #include "staticlm/server/request_framing.h"
@@ -51,7 +53,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 std::string endpoint_label(const std::string& path) {
   constexpr std::string_view kKnown[] = {"/health",     "/v1/models", "/v1/chat/completions", "/v1/completions",
                                          "/completion", "/tokenize",  "/detokenize",          "/metrics",
-                                         "/props",      "/slots"};
+                                         "/props",      "/slots",     "/v1/embeddings",       "/embeddings"};
   for (std::string_view known : kKnown) {
     if (path == known) {
       return path;
@@ -207,6 +209,7 @@ class Server::Impl {
   void tokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void detokenize(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void slot_action(const httplib::Request& req, std::string_view body, httplib::Response& res);
+  void embeddings(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void no_endpoint(const httplib::Request& req, std::string_view body, httplib::Response& res);
   void fill_error_body(const httplib::Request& req, httplib::Response& res) const;
 
@@ -298,6 +301,8 @@ void Server::Impl::install_routes() {
   post("/tokenize", &Impl::tokenize);
   post("/detokenize", &Impl::detokenize);
   post(R"(/slots/([^/]*))", &Impl::slot_action);
+  post("/v1/embeddings", &Impl::embeddings);
+  post("/embeddings", &Impl::embeddings);
   post(".*", &Impl::no_endpoint);  // last: a body sent anywhere else is read within the limit too
   for (const char* path : {"/", "/index.html", "/app.js", "/style.css"}) {
     http_.Get(path, [](const httplib::Request& req, httplib::Response& res) {
@@ -577,6 +582,64 @@ void Server::Impl::slot_action(const httplib::Request& req, std::string_view bod
   const std::string id_slot = req.matches[1];
   const std::string action = req.get_param_value("action");
   reply(res, run_slot_action({id_slot, action, body}, *pool_, engine_->file(), options_.slot_save_path, kMaxJsonDepth));
+}
+
+// OpenAI's embeddings, L2-normalised as OpenAI's and llama-server's are, pooled as the program
+// suggests. Each input is embedded from an empty cache on one session, taken as a completion takes
+// one (queued, or 503 when the queue is full).
+void Server::Impl::embeddings(const httplib::Request&, std::string_view body, httplib::Response& res) {
+  if (!require_model(res)) {
+    return;
+  }
+  if (pool_->embedding_pooling().empty()) {
+    reply_error(res, ApiError{501, "not_supported_error",
+                              "this server's program has no embeddings method: export it with `staticlm export "
+                              "--embeddings mean|last`",
+                              "", "not_supported"});
+    return;
+  }
+  EmbeddingLimits limits;
+  limits.max_json_depth = kMaxJsonDepth;
+  limits.vocab_size = std::min<int64_t>(engine_->tokenizer().value()->vocab_size(), pool_->vocab_size());
+  limits.context_length = pool_->context_length();
+  limits.hidden_size = pool_->hidden_size();
+  auto request = parse_embedding_request(body, *engine_->tokenizer().value(), limits);
+  if (!request.ok()) {
+    reply_error(res, api_error(request.status()));
+    return;
+  }
+  auto ticket = pool_->enqueue();
+  if (!ticket.ok()) {
+    reply_error(res, api_error(ticket.status()));
+    return;
+  }
+  const ApiError stopping{503, "unavailable_error", "the server is stopping: the request was cancelled", "",
+                          "shutting_down"};
+  // No prompt to match: the least recently used session is the one whose cache is given up.
+  std::optional<SessionLease> lease = pool_->acquire(
+      std::move(*ticket), {}, [this] { return !shutting_down_.load(); }, options_.client_check_seconds);
+  if (!lease) {
+    reply_error(res, stopping);
+    return;
+  }
+  EmbeddingOptions options;
+  options.normalize = true;
+  std::vector<std::vector<float>> out;
+  int64_t tokens = 0;
+  for (const std::vector<int32_t>& input : request->inputs) {
+    if (shutting_down_.load()) {
+      reply_error(res, stopping);
+      return;
+    }
+    auto embedding = embed_tokens(lease->session(), input, options);
+    if (!embedding.ok()) {
+      reply_error(res, api_error(embedding.status()));
+      return;
+    }
+    out.push_back(std::move(*embedding));
+    tokens += static_cast<int64_t>(input.size());
+  }
+  reply_json(res, 200, embedding_response_json(out, request->base64, options_.model_name, tokens));
 }
 
 Status Server::Impl::bind() {

@@ -77,6 +77,9 @@ class SessionPool {
   int64_t context_length() const { return sessions_.front()->max_cache_len(); }
   int64_t vocab_size() const { return sessions_.front()->vocab_size(); }
   bool prefill_returns_all_logits() const { return sessions_.front()->prefill_returns_all_logits(); }
+  int64_t hidden_size() const { return sessions_.front()->hidden_size(); }
+  // The program's embedding pooling; empty when it has no embeddings method.
+  std::string_view embedding_pooling() const { return sessions_.front()->embedding_pooling(); }
   int busy() const;
   int queued() const;
   // Whether each session is generating now, in slot order (llama-server's /slots).

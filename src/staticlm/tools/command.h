@@ -23,6 +23,7 @@ struct Command {
 Command add_inspect_command(CLI::App& parent);
 Command add_backends_command(CLI::App& parent);
 Command add_bench_command(CLI::App& parent);
+Command add_embed_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_logits_command(CLI::App& parent);

@@ -30,7 +30,8 @@ constexpr std::string_view kNoBackend = "none";
 // backend's option (--option weight_dtype=...), whose errors must not point at --dtype.
 constexpr std::pair<std::string_view, std::string_view> kExportFlags[] = {
     {"prefill_len", "--prefill-len"}, {"max_cache_len", "--max-cache-len"}, {"cache_dtype", "--cache-dtype"},
-    {"no_fallback", "--no-fallback"}, {"chat_template", "--chat-template"}, {"no_tokenizer", "--no-tokenizer"}};
+    {"no_fallback", "--no-fallback"}, {"chat_template", "--chat-template"}, {"no_tokenizer", "--no-tokenizer"},
+    {"embeddings", "--embeddings"}};
 
 struct ExportArgs {
   std::string model_dir;
@@ -41,6 +42,7 @@ struct ExportArgs {
   std::string cache_dtype = "f32";
   std::string kv_update = "in-place";
   std::string logits = "all";
+  std::string embeddings;            // the pooling of an embeddings method; empty: none
   std::string backend = "cpu";       // the fast host backend; kNoBackend for the portable reference
   std::vector<std::string> options;  // key=value
   std::string options_file;
@@ -130,6 +132,7 @@ Status run_export(const ExportArgs& args) {
   options.max_cache_len = args.max_cache_len;
   options.kv_update = args.kv_update == "returned" ? KvUpdateForm::kReturned : KvUpdateForm::kInPlace;
   options.logits = args.logits == "last" ? LogitsMode::kLast : LogitsMode::kAll;
+  options.embedding_pooling = args.embeddings;
   options.chat_template_path = args.chat_template;
   options.no_tokenizer = args.no_tokenizer;
   if (isatty(STDERR_FILENO)) {
@@ -153,8 +156,11 @@ Status run_export(const ExportArgs& args) {
   const HfStaticExportSummary& summary = *exported;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("exported %s -> %s\n", summary.architecture.c_str(), args.output.c_str());
-  std::printf("  methods: prefill (chunk %lld), decode (1); max cache length %lld\n",
-              static_cast<long long>(summary.prefill_len), static_cast<long long>(summary.max_cache_len));
+  std::printf(
+      "  methods: prefill (chunk %lld), decode (1)%s; max cache length %lld\n",
+      static_cast<long long>(summary.prefill_len),
+      options.embedding_pooling.empty() ? "" : str_cat(", embeddings (chunk ", summary.prefill_len, ")").c_str(),
+      static_cast<long long>(summary.max_cache_len));
   std::printf("  constants: %llu (%s); file %s; %.2f s\n", static_cast<unsigned long long>(summary.constant_count),
               human_bytes(summary.constant_bytes).c_str(), human_bytes(summary.file_bytes).c_str(), seconds);
   if (summary.named_data_count > 0) {
@@ -220,6 +226,9 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--logits", args->logits, "Logits of every chunk position, or only the last")
       ->check(CLI::IsMember({"all", "last"}))
       ->capture_default_str();
+  app->add_option("--embeddings", args->embeddings,
+                  "Add an embeddings method (docs/embeddings.md) whose default pooling is mean or last")
+      ->check(CLI::IsMember({"mean", "last"}));
   app->add_option("--backend", args->backend,
                   "Delegate backend to partition for (see `staticlm backends`); none = every node on the portable "
                   "reference kernels")

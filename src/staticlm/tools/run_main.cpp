@@ -7,6 +7,6 @@
 int main(int argc, char** argv) {
   using namespace staticlm::cli;
   return run_cli(argc, argv, "staticlm-run", "staticlm-run: run exported static-shape LLM programs",
-                 {add_bench_command, add_eval_command, add_inspect_command, add_logits_command, add_run_command,
-                  add_serve_command, add_tokenize_command});
+                 {add_bench_command, add_embed_command, add_eval_command, add_inspect_command, add_logits_command,
+                  add_run_command, add_serve_command, add_tokenize_command});
 }

@@ -164,6 +164,9 @@ Result<std::unique_ptr<Graph>> build_gemma_graph(const DecoderModel& model, std:
     STATICLM_ASSIGN_OR_RETURN(x, b.add(x, h));
   }
   STATICLM_ASSIGN_OR_RETURN(x, b.rms_norm(x, model.weights.final_norm, p.hidden_size, "final norm"));
+  if (b.shape().hidden_states) {
+    return b.finish_hidden_states(x);
+  }
   STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.lm_head(x, model.weights.lm_head));
   if (model.final_softcap > 0.0) {
     STATICLM_ASSIGN_OR_RETURN(logits, b.softcap(logits, model.final_softcap));

@@ -3,8 +3,8 @@
 // times embedding_multiplier, the scores times attention_multiplier (instead of 1 / sqrt(head_dim)),
 // attention's and the MLP's outputs times residual_multiplier, the logits divided by logits_scaling.
 // A logits_scaling that is a power of two (8 and 16 in the releases) is folded into the final
-// norm's f32 weight, which is exact; the other multipliers are a mul by an f32 [1] constant, as
-// transformers multiplies in the model's dtype.
+// norm's f32 weight, which is exact (the embeddings method multiplies it back out); the other multipliers are a mul by
+// an f32 [1] constant, as transformers multiplies in the model's dtype.
 #include "staticlm/exporter/models/families.h"
 #include "staticlm/exporter/weight_mapper.h"
 
@@ -39,6 +39,8 @@ Result<DecoderModel> load_granite(const HfConfig& config, const SafetensorsCheck
   if (is_exact_scale(1.0 / logits_scaling)) {
     STATICLM_ASSIGN_OR_RETURN(w.final_norm,
                               weights.require_scaled("model.norm.weight", static_cast<float>(1.0 / logits_scaling)));
+    STATICLM_ASSIGN_OR_RETURN(w.hidden_state_scale,
+                              multiplier(weights, "model.norm.hidden_state_scale", logits_scaling));
   } else {
     STATICLM_ASSIGN_OR_RETURN(w.final_norm, weights.require("model.norm.weight"));
     STATICLM_ASSIGN_OR_RETURN(w.logits_scale, multiplier(weights, "model.logits_scaling", 1.0 / logits_scaling));

@@ -89,6 +89,10 @@ Result<std::unique_ptr<Graph>> build_llama_graph(const DecoderModel& model, std:
     STATICLM_ASSIGN_OR_RETURN(x, b.add(x, mlp));
   }
   STATICLM_ASSIGN_OR_RETURN(x, b.rms_norm(x, weights.final_norm, p.hidden_size, "final norm"));
+  if (b.shape().hidden_states) {
+    STATICLM_ASSIGN_OR_RETURN(x, scaled(x, weights.hidden_state_scale, "hidden state scale"));
+    return b.finish_hidden_states(x);
+  }
   STATICLM_ASSIGN_OR_RETURN(ValueId logits, b.lm_head(x, weights.lm_head));
   STATICLM_ASSIGN_OR_RETURN(logits, scaled(logits, weights.logits_scale, "logits scale"));
   return b.finish(logits);
