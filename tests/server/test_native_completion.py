@@ -92,6 +92,13 @@ def test_a_stream_is_llama_servers_chunks_ending_with_the_totals(serve):
     assert events[-1]["tokens_predicted"] == 10 and events[-1]["stop_type"] == "limit"
     # The slot that generated it (one slot: 0), in every chunk, as llama-server's.
     assert {e["id_slot"] for e in events} == {0} and whole["id_slot"] == 0
+    # Each chunk carries the ids sampled since the one before and the running counts.
+    ids = native(server, n_predict=10, temperature=1, seed=3, return_tokens=True)["tokens"]
+    assert [t for e in events[:-1] for t in e["tokens"]] == ids
+    predicted = [e["tokens_predicted"] for e in events[:-1]]
+    assert predicted == sorted(predicted) and predicted[-1] == 10
+    assert all(e["tokens_predicted"] >= len(e["tokens"]) for e in events[:-1])
+    assert {e["tokens_evaluated"] for e in events} == {whole["tokens_evaluated"]}
 
 
 @pytest.mark.parametrize("fields, param, fragment", [

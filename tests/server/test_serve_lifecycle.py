@@ -195,6 +195,19 @@ def test_framing_the_server_does_not_read_is_refused_and_the_connection_closed(s
     assert headers.get("connection") == "close" and closed
 
 
+def test_a_post_without_a_body_is_answered_at_once(serve):
+    """No Content-Length and no Transfer-Encoding is a body of length 0 (curl -X POST URL), not one
+    read until the connection closes."""
+    server = serve()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=3) as sock:
+        sock.sendall(b"POST /tokenize HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, reply = read_response(sock)
+        assert status == 400 and json.loads(reply)["error"]["message"] == (
+            "the request has no body: expected a JSON object"), reply
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # the connection is still in step
+        assert read_response(sock) == (200, b'{"status":"ok"}')
+
+
 def read_response(sock):
     """One response with a Content-Length from a keep-alive connection: (status, body)."""
     data = b""

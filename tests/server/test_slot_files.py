@@ -5,6 +5,7 @@ checked (names that would leave the directory, slots, actions, another program's
 is generating is refused, not touched."""
 import json
 import os
+import socket
 import subprocess
 
 from conftest import CLI, read_events
@@ -62,8 +63,15 @@ def test_a_session_saved_by_one_server_is_reused_by_another(serve, tmp_path):
     assert saved["n_written"] == size and saved["timings"]["save_ms"] >= 0
     assert not os.path.exists(tmp_path / "genesis.bin.partial")
 
-    status, _, erased = slot(first, "erase")
-    assert status == 200 and erased == {"id_slot": 0, "n_erased": saved["n_saved"]}
+    # As `curl -X POST .../slots/0?action=erase` sends it: no body, no Content-Length.
+    with socket.create_connection(("127.0.0.1", first.port), timeout=5) as sock:
+        sock.sendall(b"POST /slots/0?action=erase HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        reply = b""
+        while piece := sock.recv(65536):
+            reply += piece
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), reply
+    assert json.loads(body) == {"id_slot": 0, "n_erased": saved["n_saved"]}
     assert complete(first, prompt)["timings"]["cache_n"] == 0  # erased: prefilled again
 
     second = serve("--slot-save-path", str(tmp_path))

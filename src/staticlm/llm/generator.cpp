@@ -382,6 +382,9 @@ Result<GenerationResult> generate_tokens(LlmSession& session, std::span<const in
     }
     result.tokens.push_back(token);
     history.push_back(token);
+    if (options.on_generated_token) {
+      options.on_generated_token(token);
+    }
     if (on_token && !on_token(token)) {
       result.stop_reason = StopReason::kCancelled;
       break;

@@ -72,6 +72,9 @@ struct GenerationOptions {
   // With top_logprobs >= 0: called with each generated token's entry as it is sampled, before its
   // text reaches the TextCallback (a stream sends them with the text).
   std::function<void(const TokenLogprob&)> on_logprob;
+  // Called with each generated token (not an end-of-sequence one) as it is sampled, before its
+  // text reaches the TextCallback (llama-server's stream sends the ids with the text).
+  std::function<void(int32_t token)> on_generated_token;
   // With top_logprobs >= 0: the prompt's tokens' log-probabilities too (GenerationResult::
   // prompt_logprobs). The whole prompt is then prefilled, none of it taken from the cache, and
   // the program must keep every position's logits (exported with --logits all).

@@ -220,7 +220,17 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     pending.clear();
     return json;
   };
+  // A native stream's token ids go with the first chunk after they are sampled, as llama-server's.
+  std::vector<int32_t> pending_tokens;
+  int64_t predicted = 0;
   std::optional<ToolCallHold> hold;
+  auto native_chunk = [&](std::string_view text) {
+    const NativeChunkCounts counts{pending_tokens, predicted, static_cast<int64_t>(prompt_.size()),
+                                   static_cast<int64_t>(lease->slot())};
+    Json chunk = native_chunk_json(text, take_logprobs(), counts);
+    pending_tokens.clear();
+    return chunk;
+  };
   auto on_text = [&](std::string_view piece) {
     std::string shown;
     std::string_view text = piece;
@@ -230,7 +240,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
     }
     if (streaming() && !text.empty()) {
       write(event(chat     ? chat_chunk_json(header_, {{"content", text}}, nullptr, take_logprobs(), choice)
-                  : native ? native_chunk_json(text, take_logprobs(), static_cast<int64_t>(lease->slot()))
+                  : native ? native_chunk(text)
                            : text_chunk_json(header_, text, nullptr, take_logprobs(), choice)));
     } else if (Clock::now() - last_check > check_every) {
       last_check = Clock::now();
@@ -243,6 +253,12 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
   options.speculation.draft = lease->draft_session();
   if (streaming() && options.top_logprobs >= 0) {
     options.on_logprob = [&](const TokenLogprob& entry) { pending.push_back(entry); };
+  }
+  if (streaming() && native) {
+    options.on_generated_token = [&](int32_t token) {
+      pending_tokens.push_back(token);
+      ++predicted;
+    };
   }
   // The choices run one after another on the leased session: the prompt is prefilled once, each
   // later choice feeding only its last token again.

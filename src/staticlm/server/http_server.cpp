@@ -260,6 +260,13 @@ void Server::Impl::install_routes() {
       reply_and_close(res, *refused);
       return httplib::Server::HandlerResponse::Handled;
     }
+    // RFC 9112 §6.3: a request with neither Content-Length nor Transfer-Encoding has no body
+    // (`curl -X POST URL`). httplib 0.11 reads such a POST's body until the connection closes,
+    // which the client, waiting for the answer, never does: the request is given its length, 0,
+    // before its body is read. (httplib's Request is not const; only the handler's view is.)
+    if (req.method == "POST" && framing.content_lengths.empty() && framing.transfer_encodings.empty()) {
+      const_cast<httplib::Request&>(req).set_header("Content-Length", "0");
+    }
     if (cors && req.method == "OPTIONS") {  // a preflight: no body (refused above), no API key
       answer_preflight(req, res);
       return httplib::Server::HandlerResponse::Handled;

@@ -37,8 +37,14 @@ Json native_probabilities_json(std::span<const TokenLogprob> entries, const Toke
   return out;
 }
 
-Json native_chunk_json(std::string_view content, Json probabilities, int64_t slot) {
-  Json chunk = {{"index", 0}, {"content", content}, {"tokens", Json::array()}, {"stop", false}, {"id_slot", slot}};
+Json native_chunk_json(std::string_view content, Json probabilities, const NativeChunkCounts& counts) {
+  Json chunk = {{"index", 0},
+                {"content", content},
+                {"tokens", counts.tokens},
+                {"stop", false},
+                {"id_slot", counts.slot},
+                {"tokens_predicted", counts.predicted},
+                {"tokens_evaluated", counts.evaluated}};
   if (!probabilities.is_null()) {
     chunk["completion_probabilities"] = std::move(probabilities);
   }

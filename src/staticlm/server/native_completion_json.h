@@ -33,9 +33,18 @@ std::string_view native_stop_type(StopReason reason);
 // token, bytes, logprob}]}].
 Json native_probabilities_json(std::span<const TokenLogprob> entries, const TokenText& text);
 
-// One streamed chunk: {"index": 0, "content", "tokens": [], "stop": false, "id_slot": SLOT}, and
-// `completion_probabilities` when `probabilities` is not null. (The counts are in the last one.)
-Json native_chunk_json(std::string_view content, Json probabilities, int64_t slot);
+// What a streamed chunk reports besides its text.
+struct NativeChunkCounts {
+  std::span<const int32_t> tokens;  // the ids sampled since the previous chunk
+  int64_t predicted = 0;            // tokens generated so far
+  int64_t evaluated = 0;            // the prompt's tokens
+  int64_t slot = -1;
+};
+
+// One streamed chunk, as llama-server's: {"index": 0, "content", "tokens": [ids], "stop": false,
+// "id_slot", "tokens_predicted", "tokens_evaluated"}, and `completion_probabilities` when
+// `probabilities` is not null.
+Json native_chunk_json(std::string_view content, Json probabilities, const NativeChunkCounts& counts);
 
 // The whole reply, or a stream's last chunk (its `content` then empty): `stop: true` and what
 // `end` holds.
