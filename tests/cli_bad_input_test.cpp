@@ -101,7 +101,7 @@ TEST_F(CliBadInputTest, EmbedSaysWhatItNeeds) {
   expect_refused("embed " + program_ + " -p hi",
                  "'" + program_ + "' has no embeddings method: export it with --embeddings mean|last");
   expect_refused("embed " + program_ + " -p hi --pooling cls",
-                 "--pooling: expected the pooling mean or last, found 'cls'");
+                 "--pooling: expected the pooling mean, last or none, found 'cls'");
 }
 
 TEST_F(CliBadInputTest, APromptFileIsThePromptAsItIs) {

@@ -6,9 +6,11 @@
 // against the PyTorch reference are python/tests/test_embeddings.py's.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/cpu/export/cpu_backend.h"
 #include "staticlm/contracts/hf_static_v1_spec.h"
 #include "staticlm/format/program_writer.h"
 #include "staticlm/llm/embedding.h"
@@ -133,7 +135,57 @@ TEST(EmbeddingsTest, BadCallsAreRefusedAndLeaveTheSessionAsItWas) {
   const std::vector<int32_t> too_long(65, 7);  // the cache holds 64
   EXPECT_EQ(session.embed(too_long, {}).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(session.position(), 5);
+  // embed_tokens starts from an empty cache, and still refuses before it empties this one.
+  EXPECT_EQ(embed_tokens(session, too_long, {}).status().code(), StatusCode::kOutOfRange);
+  const std::vector<int32_t> outside = {1, 320};
+  EXPECT_EQ(embed_tokens(session, outside, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.position(), 5);
   EXPECT_FALSE(parse_pooling("cls").ok());
+  // Pooling none: every token's row, each normalised when asked.
+  auto rows = embed_tokens(session, std::span(tokens).first(3), {Pooling::kNone, true});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3 * static_cast<size_t>(session.hidden_size()));
+  for (size_t row = 0; row < 3; ++row) {
+    double squares = 0.0;
+    for (size_t i = 0; i < static_cast<size_t>(session.hidden_size()); ++i) {
+      squares += static_cast<double>((*rows)[row * static_cast<size_t>(session.hidden_size()) + i]) *
+                 (*rows)[row * static_cast<size_t>(session.hidden_size()) + i];
+    }
+    EXPECT_NEAR(squares, 1.0, 1e-5);
+  }
+}
+
+// On the cpu backend, a tied table (llama3's) is stored once for every method: the embeddings
+// method, which has no head, gathers from what the head's format stored, as prefill does, so the
+// method adds no weights to the file and its cache writes are prefill's even when the head is
+// quantized.
+TEST(EmbeddingsTest, ATiedTableIsSharedWithTheMethodsThatHaveTheHead) {
+  auto created = CpuBackend::create();
+  ASSERT_TRUE(created.ok());
+  const std::shared_ptr<CpuBackend> backend = *created;
+  for (const char* head : {"weight_dtype", "int8"}) {
+    SCOPED_TRACE(head);
+    HfStaticExportOptions options = small_options();
+    options.backend = backend.get();
+    options.backend_options = testing::text_options({{"lm_head_dtype", head}});
+    const std::string plain = temp_path(str_cat("tied_plain_", head, ".slm"));
+    ASSERT_TRUE(export_hf_static(fixture_dir("llama3"), plain, options).ok());
+    options.embedding_pooling = "mean";
+    const std::string embedded = temp_path(str_cat("tied_embeddings_", head, ".slm"));
+    auto exported = export_hf_static(fixture_dir("llama3"), embedded, options);
+    ASSERT_TRUE(exported.ok()) << exported.status().to_string();
+    // The table alone is 320 x 64 f32 = 80 KiB; the method's graph and delegate are a few KiB.
+    EXPECT_LT(std::filesystem::file_size(embedded), std::filesystem::file_size(plain) + 16 * 1024);
+
+    auto by_embed = open_test_session(embedded);
+    auto by_prefill = open_test_session(embedded);
+    ASSERT_TRUE(by_embed.ok() && by_prefill.ok()) << by_embed.status().to_string();
+    const std::vector<int32_t> tokens = testing::load_fixture_reference("llama3").prompt_tokens;
+    const auto head_tokens = std::span(tokens).first(tokens.size() - 1);
+    hidden_rows(*by_embed->session, head_tokens);
+    ASSERT_TRUE(by_prefill->session->prefill(head_tokens, {}).ok());
+    EXPECT_EQ(decode_logits(*by_embed->session, tokens.back()), decode_logits(*by_prefill->session, tokens.back()));
+  }
 }
 
 // A program edited after export and opened; the validator's refusal.

@@ -66,7 +66,11 @@ void register_export(py::module_& m) {
             "kv_update", kv_update, {{"in-place", KvUpdateForm::kInPlace}, {"returned", KvUpdateForm::kReturned}});
         options.logits = choose<LogitsMode>("logits", logits, {{"all", LogitsMode::kAll}, {"last", LogitsMode::kLast}});
         if (!embeddings.is_none()) {
-          options.embedding_pooling = embeddings.cast<std::string>();  // export_hf_static checks it
+          if (!py::isinstance<py::str>(embeddings)) {
+            raise_status(invalid_argument("embeddings: expected 'mean', 'last' or None, found ",
+                                          py::repr(embeddings).cast<std::string>()));
+          }
+          options.embedding_pooling = embeddings.cast<std::string>();  // export_hf_static checks the value
         }
         options.no_fallback = no_fallback;
         options.no_tokenizer = no_tokenizer;

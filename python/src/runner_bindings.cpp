@@ -335,52 +335,28 @@ class Runner {
       tokens = value_or_raise(tokenizer_->encode(*text, EncodeOptions{}));
     }
     for (int64_t id : ids) {
-      if (id < 0 || id >= session_->vocab_size()) {
-        ok_or_raise(
-            invalid_argument("embed: token id ", id, " is outside the vocabulary [0, ", session_->vocab_size(), ")"));
+      if (id < 0 || id >= session_->vocab_size()) {  // before the narrowing to int32
+        ok_or_raise(invalid_argument("token id ", id, " is outside the vocabulary [0, ", session_->vocab_size(), ")"));
       }
       tokens.push_back(static_cast<int32_t>(id));
     }
-    const auto width = static_cast<py::ssize_t>(session_->hidden_size());
-    if (pooling != "none") {
-      EmbeddingOptions options;
-      options.normalize = normalize;
-      if (!pooling.empty()) {
-        options.pooling = value_or_raise(parse_pooling(pooling));
-      }
-      Result<std::vector<float>> embedded = std::vector<float>();
-      {
-        py::gil_scoped_release release;
-        embedded = embed_tokens(*session_, tokens, options);
-      }
-      const std::vector<float> values = value_or_raise(std::move(embedded));
-      py::array_t<float> out(width);
-      std::copy(values.begin(), values.end(), out.mutable_data());
-      return out;
+    EmbeddingOptions options;
+    options.normalize = normalize;
+    if (!pooling.empty()) {
+      options.pooling = value_or_raise(parse_pooling(pooling));
     }
-    if (tokens.empty()) {
-      ok_or_raise(invalid_argument("nothing to embed: the input has no tokens"));
-    }
-    py::array_t<float> rows({static_cast<py::ssize_t>(tokens.size()), width});
-    float* out = rows.mutable_data();
-    Status status;
+    Result<std::vector<float>> embedded = std::vector<float>();
     {
       py::gil_scoped_release release;
-      session_->reset();
-      status = session_->embed(tokens, [&](int64_t index, std::span<const float> hidden) {
-        float* row = out + index * width;
-        std::copy(hidden.begin(), hidden.end(), row);
-        double squares = 0.0;
-        for (float value : hidden) {
-          squares += static_cast<double>(value) * value;
-        }
-        for (py::ssize_t i = 0; normalize && squares > 0.0 && i < width; ++i) {
-          row[i] = static_cast<float>(row[i] / std::sqrt(squares));
-        }
-      });
+      embedded = embed_tokens(*session_, tokens, options);
     }
-    ok_or_raise(status);
-    return rows;
+    const std::vector<float> values = value_or_raise(std::move(embedded));
+    const auto width = static_cast<py::ssize_t>(session_->hidden_size());
+    py::array_t<float> out = options.pooling == Pooling::kNone
+                                 ? py::array_t<float>({static_cast<py::ssize_t>(tokens.size()), width})
+                                 : py::array_t<float>(width);
+    std::copy(values.begin(), values.end(), out.mutable_data());
+    return out;
   }
 
   // Writes the session's cached tokens and caches to `path` (llm/session_file.h).

@@ -176,15 +176,16 @@ class TextLLMRunner:
         """The embedding of a text, of a list of token ids, or of each text of a list (a 2-D
         array then), from the program's embeddings method (docs/embeddings.md): the final-normed
         hidden states pooled by `pooling`, "mean" or "last" (None: the program's choice, its
-        embedding_pooling), or with "none" every token's hidden state, [n_tokens, hidden_size];
-        L2-normalised when `normalize`. A text is encoded as generate() encodes a prompt (BOS
+        embedding_pooling), or with "none" every token's hidden state, [n_tokens, hidden_size] (a
+        list of such arrays for a list of texts); L2-normalised when `normalize`. A text is encoded as generate() encodes a prompt (BOS
         included). Each input is embedded from an empty cache, which then holds its tokens.
         Error "FailedPrecondition" for a program exported without --embeddings."""
         if isinstance(input, str):
             return self._runner.embed(input, [], pooling or "", normalize)
         items = list(input)
         if items and all(isinstance(item, str) for item in items):
-            return numpy.stack([self._runner.embed(item, [], pooling or "", normalize) for item in items])
+            embedded = [self._runner.embed(item, [], pooling or "", normalize) for item in items]
+            return embedded if pooling == "none" else numpy.stack(embedded)
         return self._runner.embed(None, items, pooling or "", normalize)
 
     @property

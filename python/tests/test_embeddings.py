@@ -109,6 +109,9 @@ def test_texts_token_ids_and_batches(tmp_path):
         np.testing.assert_array_equal(row, runner.embed(runner.tokenizer.encode(text), normalize=True))
         np.testing.assert_array_equal(row, runner.embed(text, normalize=True))
     assert not np.allclose(batch[0], batch[1])
+    # Every token's rows of texts of different lengths: a list of arrays.
+    rows = runner.embed(texts, pooling="none")
+    assert [r.shape for r in rows] == [(len(runner.tokenizer.encode(t)), runner.hidden_size) for t in texts]
 
 
 def test_refusals(tmp_path):
@@ -121,14 +124,22 @@ def test_refusals(tmp_path):
     assert error.value.code == "FailedPrecondition"
 
     runner = staticlm.TextLLMRunner(export(tmp_path, "llama"), threads=1)
-    with pytest.raises(staticlm.Error, match="expected the pooling mean or last, found 'first'"):
+    with pytest.raises(staticlm.Error, match="expected the pooling mean, last or none, found 'first'"):
         runner.embed("hello", pooling="first")
     with pytest.raises(staticlm.Error, match=r"token id 320 is outside the vocabulary \[0, 320\)"):
         runner.embed([1, 320])
     with pytest.raises(staticlm.Error, match="nothing to embed"):
         runner.embed([])
+    runner.embed("hello there")
+    held = runner.cached_tokens
     with pytest.raises(staticlm.Error, match="would exceed the cache length 64") as error:
         runner.embed([5] * 65)
     assert error.value.code == "OutOfRange"
+    for refused in ([5] * 65, [1, 320], [], "x" * 200):
+        with pytest.raises(staticlm.Error):
+            runner.embed(refused, pooling="none")
+    assert runner.cached_tokens == held  # refused before the cache was touched
+    with pytest.raises(staticlm.Error, match="embeddings: expected 'mean', 'last' or None, found True"):
+        staticlm.export(str(fixture("llama")), str(tmp_path / "bad.slm"), embeddings=True)
     with pytest.raises(staticlm.Error, match="option 'embeddings': expected the pooling, mean or last, found 'max'"):
         staticlm.export(str(fixture("llama")), str(tmp_path / "bad.slm"), embeddings="max")

@@ -64,9 +64,19 @@ def test_embeddings_are_the_clis_normalised_ones(serve, embedding_model):
         assert status == 200, by_ids
         assert by_ids["data"][0]["embedding"] == body["data"][0]["embedding"]
 
-    # The embedding session's cache holds the text: a completion still answers after it.
-    status, _, completion = server.post("/v1/completions", {"prompt": TEXTS[0], "max_tokens": 4, "temperature": 0})
-    assert status == 200, completion
+
+def test_an_embedding_leaves_the_cache_a_completion_reuses(serve, embedding_model):
+    server = serve("--threads", "2", program=embedding_model)
+    ask = {"prompt": TEXTS[0], "max_tokens": 6, "temperature": 0}
+    status, _, fresh = server.post("/v1/completions", ask)
+    assert status == 200 and fresh["timings"]["cache_n"] == 0, fresh
+    for text in (TEXTS[1], TEXTS[0]):  # the session's cache then holds TEXTS[0], as embedded
+        status, _, body = server.post("/v1/embeddings", {"input": text})
+        assert status == 200, body
+    status, _, reused = server.post("/v1/completions", ask)
+    assert status == 200, reused
+    assert reused["timings"]["cache_n"] == reused["usage"]["prompt_tokens"] - 1
+    assert reused["choices"][0]["text"] == fresh["choices"][0]["text"]
 
 
 def test_the_official_openai_client(serve, embedding_model):

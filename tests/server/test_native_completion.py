@@ -101,6 +101,23 @@ def test_a_stream_is_llama_servers_chunks_ending_with_the_totals(serve):
     assert {e["tokens_evaluated"] for e in events} == {whole["tokens_evaluated"]}
 
 
+def test_a_streams_ids_add_up_to_the_generated_tokens_when_a_stop_string_ends_it(serve):
+    server = serve()
+    text = native(server, n_predict=24, temperature=0)["content"]
+    stop = text[len(text) // 2:len(text) // 2 + 3]
+    whole = native(server, n_predict=24, temperature=0, stop=[stop], return_tokens=True)
+    assert whole["stop_type"] == "word", whole
+    connection = server.connection()
+    connection.request("POST", "/completion", body=json.dumps({
+        "prompt": PROMPT, "n_predict": 24, "temperature": 0, "stop": [stop], "stream": True}),
+        headers={"Content-Type": "application/json"})
+    events = read_events(connection.getresponse())
+    connection.close()
+    # The stop string's tokens show no text: their ids come with the last event.
+    assert [t for e in events for t in e["tokens"]] == whole["tokens"]
+    assert "".join(e["content"] for e in events) == whole["content"]
+
+
 @pytest.mark.parametrize("fields, param, fragment", [
     ({"n": 2}, "n", "an OpenAI field"),
     ({"logprobs": 2}, "logprobs", "takes n_probs"),

@@ -203,7 +203,7 @@ def test_a_post_without_a_body_is_answered_at_once(serve):
         sock.sendall(b"POST /tokenize HTTP/1.1\r\nHost: x\r\n\r\n")
         status, reply = read_response(sock)
         assert status == 400 and json.loads(reply)["error"]["message"] == (
-            "the request has no body: expected a JSON object"), reply
+            "the request body is empty: expected a JSON object"), reply
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # the connection is still in step
         assert read_response(sock) == (200, b'{"status":"ok"}')
 

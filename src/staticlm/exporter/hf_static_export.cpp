@@ -277,6 +277,9 @@ Result<HfStaticBuild> build_hf_static(const std::string& model_dir, const HfStat
   auto constants = std::make_shared<ConstantTable>();
   FamilyOptions family_options{options.weight_dtype, max_cache_len};
   STATICLM_ASSIGN_OR_RETURN(DecoderModel model, family->load(config, *build.checkpoint, *constants, family_options));
+  if (model.weights.lm_head != kNoConstant && model.weights.lm_head == model.weights.embed_tokens) {
+    constants->mark_tied_head(model.weights.lm_head);
+  }
 
   DecoderMethodShape shape{options.prefill_len, max_cache_len, options.cache_dtype, options.kv_update, options.logits};
   auto prefill = family->build(model, constants, shape);

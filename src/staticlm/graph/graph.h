@@ -30,6 +30,10 @@ struct ConstantEntry {
   DType dtype = DType::kF32;
   Shape shape;
   std::shared_ptr<ByteSource> source;
+  // An embedding table that is also the output head (tied), in this graph or another of the
+  // program: a method without the head (the embeddings method) gathers from what the head's
+  // format stores, as the methods with it do.
+  bool tied_head = false;
 };
 
 // Named constants shared by the graphs of one program. Names are unique and stable: add()
@@ -44,6 +48,7 @@ class ConstantTable {
   std::span<const ConstantEntry> entries() const { return entries_; }
   // The id of the constant called exactly `name`, or -1.
   ConstantId find(std::string_view name) const;
+  void mark_tied_head(ConstantId id) { entries_[static_cast<size_t>(id)].tied_head = true; }
 
  private:
   std::vector<ConstantEntry> entries_;

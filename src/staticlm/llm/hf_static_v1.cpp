@@ -107,9 +107,13 @@ class HfStaticSession final : public LlmSession {
       return LlmSession::embed(tokens, sink);
     }
     STATICLM_RETURN_IF_ERROR(check_fits(static_cast<int64_t>(tokens.size())));
-    // Opened on first use: a session that never embeds holds no buffers for the method.
+    // Opened on first use: a session that never embeds holds no buffers for the method. A failed
+    // open is not retried: what it allocated stays with the session's I/O manager.
     if (!embeddings_.session) {
-      STATICLM_RETURN_IF_ERROR(open_embeddings());
+      if (embeddings_failure_.ok()) {
+        embeddings_failure_ = open_embeddings();
+      }
+      STATICLM_RETURN_IF_ERROR(embeddings_failure_);
     }
     const auto total = static_cast<int64_t>(tokens.size());
     const auto width = static_cast<size_t>(c_.hidden_size);
@@ -345,6 +349,7 @@ class HfStaticSession final : public LlmSession {
   MethodBuffers prefill_;
   MethodBuffers decode_;
   MethodBuffers embeddings_;                                    // opened by the first embed()
+  Status embeddings_failure_;                                   // why that open failed
   std::vector<std::pair<std::string, ExternalBuffer>> caches_;  // by input name, for a method opened later
   std::vector<uint8_t*> key_caches_;
   std::vector<uint8_t*> value_caches_;

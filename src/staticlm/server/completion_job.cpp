@@ -315,6 +315,7 @@ void CompletionJob::run(const ResponseWriter& write_to_client) {
       return;
     }
     if (native) {
+      end.unsent_tokens = &pending_tokens;
       write(event(native_final_json("", end, pending.empty() ? Json() : take_logprobs())));
       return;
     }

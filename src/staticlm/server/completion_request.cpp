@@ -476,7 +476,7 @@ Result<Json> parse_request_json(std::string_view body, int max_depth) {
     return invalid_argument("the request body nests deeper than ", max_depth, " levels");
   }
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return invalid_argument("the request has no body: expected a JSON object");
+    return invalid_argument("the request body is empty: expected a JSON object");
   }
   Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {

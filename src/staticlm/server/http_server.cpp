@@ -593,7 +593,8 @@ void Server::Impl::slot_action(const httplib::Request& req, std::string_view bod
 
 // OpenAI's embeddings, L2-normalised as OpenAI's and llama-server's are, pooled as the program
 // suggests. Each input is embedded from an empty cache on one session, taken as a completion takes
-// one (queued, or 503 when the queue is full).
+// one (queued, or 503 when the queue is full); an error after the response began (the server
+// stopping, a failed embedding) arrives as the error object with status 200, as a completion's does.
 void Server::Impl::embeddings(const httplib::Request&, std::string_view body, httplib::Response& res) {
   if (!require_model(res)) {
     return;
@@ -615,38 +616,64 @@ void Server::Impl::embeddings(const httplib::Request&, std::string_view body, ht
     reply_error(res, api_error(request.status()));
     return;
   }
+  // A place in the queue before the response starts, so a full queue is answered 503.
   auto ticket = pool_->enqueue();
   if (!ticket.ok()) {
     reply_error(res, api_error(ticket.status()));
     return;
   }
-  const ApiError stopping{503, "unavailable_error", "the server is stopping: the request was cancelled", "",
-                          "shutting_down"};
-  // No prompt to match: the least recently used session is the one whose cache is given up.
-  std::optional<SessionLease> lease = pool_->acquire(
-      std::move(*ticket), {}, [this] { return !shutting_down_.load(); }, options_.client_check_seconds);
-  if (!lease) {
-    reply_error(res, stopping);
-    return;
-  }
-  EmbeddingOptions options;
-  options.normalize = true;
-  std::vector<std::vector<float>> out;
-  int64_t tokens = 0;
-  for (const std::vector<int32_t>& input : request->inputs) {
-    if (shutting_down_.load()) {
-      reply_error(res, stopping);
-      return;
-    }
-    auto embedding = embed_tokens(lease->session(), input, options);
-    if (!embedding.ok()) {
-      reply_error(res, api_error(embedding.status()));
-      return;
-    }
-    out.push_back(std::move(*embedding));
-    tokens += static_cast<int64_t>(input.size());
-  }
-  reply_json(res, 200, embedding_response_json(out, request->base64, options_.model_name, tokens));
+  struct Job {
+    EmbeddingRequest request;
+    std::optional<QueueTicket> ticket;
+  };
+  auto job = std::make_shared<Job>(Job{std::move(*request), std::move(*ticket)});
+  replies_in_flight_.fetch_add(1);
+  // Written as a completion is, so that a client that is gone (a space before the JSON body, which
+  // clients skip, fails to write) or a stopping server ends the work between inputs.
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, job](size_t, httplib::DataSink& sink) {
+        auto write = [&sink](std::string_view bytes) { return sink.write(bytes.data(), bytes.size()); };
+        const Json stopping = error_json(ApiError{
+            503, "unavailable_error", "the server is stopping: the request was cancelled", "", "shutting_down"});
+        // No prompt to match: the least recently used session is the one whose cache is given up.
+        std::optional<SessionLease> lease = pool_->acquire(
+            std::move(*job->ticket), {}, [&] { return !shutting_down_.load() && write(" "); },
+            options_.client_check_seconds);
+        EmbeddingOptions options;
+        options.normalize = true;
+        std::vector<std::vector<float>> out;
+        int64_t tokens = 0;
+        auto last_check = std::chrono::steady_clock::now();
+        const auto check_every = std::chrono::duration<double>(options_.client_check_seconds);
+        for (size_t i = 0; lease && i < job->request.inputs.size(); ++i) {
+          if (std::chrono::steady_clock::now() - last_check > check_every) {
+            last_check = std::chrono::steady_clock::now();
+            if (!write(" ")) {
+              break;  // the client is gone
+            }
+          }
+          if (shutting_down_.load()) {
+            write(dump_json_text(stopping));
+            break;
+          }
+          auto embedding = embed_tokens(lease->session(), job->request.inputs[i], options);
+          if (!embedding.ok()) {
+            write(dump_json_text(error_json(api_error(embedding.status()))));
+            break;
+          }
+          out.push_back(std::move(*embedding));
+          tokens += static_cast<int64_t>(job->request.inputs[i].size());
+        }
+        if (!lease) {
+          write(dump_json_text(stopping));
+        } else if (out.size() == job->request.inputs.size()) {
+          write(dump_json_text(embedding_response_json(out, job->request.base64, options_.model_name, tokens)));
+        }
+        sink.done();
+        return true;
+      },
+      [this](bool) { replies_in_flight_.fetch_sub(1); });
 }
 
 Status Server::Impl::bind() {

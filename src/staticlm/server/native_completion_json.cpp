@@ -68,7 +68,9 @@ Json native_final_json(std::string_view content, const NativeCompletionEnd& end,
                    {"frequency_penalty", s.frequency_penalty}};
   Json out = {{"index", 0},
               {"content", content},
-              {"tokens", end.return_tokens ? Json(result.tokens) : Json::array()},
+              {"tokens", end.unsent_tokens != nullptr ? Json(*end.unsent_tokens)
+                         : end.return_tokens          ? Json(result.tokens)
+                                                      : Json::array()},
               {"id_slot", end.slot},
               {"stop", true},
               {"model", end.model},

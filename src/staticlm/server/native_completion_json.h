@@ -23,6 +23,10 @@ struct NativeCompletionEnd {
   bool return_tokens = false;
   std::string_view model;
   int64_t slot = -1;  // the slot (session) that generated it
+  // A stream's last event: the ids no chunk carried (a stop string's, or tokens that showed no
+  // text), its `tokens` then; null for a whole reply, whose `tokens` are all of them with
+  // return_tokens.
+  const std::vector<int32_t>* unsent_tokens = nullptr;
 };
 
 // llama-server's stop_type: "eos" (end of sequence, or a grammar that is complete), "limit"

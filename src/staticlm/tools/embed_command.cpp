@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `staticlm embed MODEL (-p TEXT ... | -f FILE) [--pooling mean|last] [--normalize]`: one JSON line
-// per text, {"index", "n_tokens", "embedding"}, from the program's embeddings method
-// (docs/embeddings.md). A file gives one text per line, as llama.cpp's llama-embedding reads its
-// prompt; empty lines are skipped.
+// `staticlm embed MODEL (-p TEXT ... | -f FILE) [--pooling mean|last|none] [--normalize]`: one JSON
+// line per text, {"index", "n_tokens", "embedding"} (with --pooling none an array per token), from
+// the program's embeddings method (docs/embeddings.md). A file gives one text per line, as llama.cpp's llama-embedding
+// reads its prompt; empty lines are skipped.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -79,7 +79,15 @@ Status run_embed(const EmbedArgs& args) {
     if (!embedding.ok()) {
       return embedding.status().with_context(str_cat("text ", i + 1));
     }
-    const nlohmann::ordered_json line = {{"index", i}, {"n_tokens", tokens.size()}, {"embedding", *embedding}};
+    nlohmann::ordered_json values = *embedding;
+    if (options.pooling == Pooling::kNone) {
+      const auto width = static_cast<std::ptrdiff_t>(session->hidden_size());
+      values = nlohmann::ordered_json::array();
+      for (auto row = embedding->begin(); row != embedding->end(); row += width) {
+        values.push_back(std::vector<float>(row, row + width));
+      }
+    }
+    const nlohmann::ordered_json line = {{"index", i}, {"n_tokens", tokens.size()}, {"embedding", std::move(values)}};
     std::printf("%s\n", line.dump().c_str());
   }
   if (std::fflush(stdout) != 0) {
@@ -95,10 +103,13 @@ Command add_embed_command(CLI::App& parent) {
   CLI::App* app =
       parent.add_subcommand("embed", "Print the embedding of each text (a program exported with --embeddings)");
   app->add_option("model", args->model.path, "Program file (.slm)")->required();
-  app->add_option("-p,--prompt", args->prompts, "A text to embed (repeatable)");
+  app->add_option("-p,--prompt", args->prompts, "A text to embed (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app->add_option("-f,--file", args->file, "A file of texts to embed, one per line");
   app->add_option("--pooling", args->pooling,
-                  "mean (of every token's hidden state) or last (the last token's); default: the program's");
+                  "mean (of every token's hidden state), last (the last token's) or none (every token's); default: "
+                  "the program's");
   app->add_flag("--normalize", args->normalize, "Divide each embedding by its L2 norm");
   add_engine_flags(*app, args->model);
   return {app, [args]() { return run_embed(*args); }};

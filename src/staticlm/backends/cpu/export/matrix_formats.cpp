@@ -87,20 +87,28 @@ Result<MatrixFormat> MatrixFormats::for_node(const Graph& graph, const GraphNode
     return body_;
   }
   const ValueId table = node.inputs[0];
+  if (!tied_to_head(graph, table)) {
+    return embedding_;
+  }
+  if (embedding_given_ && embedding_ != head_) {
+    const GraphValue& value = graph.value(table);
+    const std::string name =
+        value.kind == ValueKind::kConstant ? graph.constants().at(value.constant).name : "the table";
+    return invalid_argument("option 'embedding_dtype': '", name,
+                            "' is both the embedding table and the lm_head (tied), stored as lm_head_dtype (",
+                            head_.name(), "); embedding_dtype asks ", embedding_.name());
+  }
+  return head_;
+}
+
+bool MatrixFormats::tied_to_head(const Graph& graph, ValueId table) {
   for (const GraphNode& other : graph.nodes()) {
     if (is_head(graph, other) && other.inputs.size() >= 2 && other.inputs[1] == table) {
-      if (embedding_given_ && embedding_ != head_) {
-        const GraphValue& value = graph.value(table);
-        const std::string name =
-            value.kind == ValueKind::kConstant ? graph.constants().at(value.constant).name : "the table";
-        return invalid_argument("option 'embedding_dtype': '", name,
-                                "' is both the embedding table and the lm_head (tied), stored as lm_head_dtype (",
-                                head_.name(), "); embedding_dtype asks ", embedding_.name());
-      }
-      return head_;
+      return true;
     }
   }
-  return embedding_;
+  const GraphValue& value = graph.value(table);
+  return value.kind == ValueKind::kConstant && graph.constants().at(value.constant).tied_head;
 }
 
 }  // namespace staticlm

@@ -52,10 +52,13 @@ class MatrixFormats {
   const MatrixFormat& body() const { return body_; }
 
   // The format for the matrix inputs of `node` (graph.nodes()[n]): the head's for a linear
-  // whose output is a graph output, and for an embedding whose table such a linear reads (tied);
-  // the embedding's for another table; the body's otherwise. InvalidArgument when a tied table
-  // was given an embedding_dtype other than the head's.
+  // whose output is a graph output, and for an embedding whose table is tied (tied_to_head); the
+  // embedding's for another table; the body's otherwise. InvalidArgument when a tied table was
+  // given an embedding_dtype other than the head's.
   Result<MatrixFormat> for_node(const Graph& graph, const GraphNode& node) const;
+  // Whether `table` is also the output head: such a linear reads it in this graph, or it is a
+  // constant marked tied (ConstantEntry::tied_head) for a method without the head.
+  static bool tied_to_head(const Graph& graph, ValueId table);
 
  private:
   MatrixFormats(MatrixFormat body, MatrixFormat head, MatrixFormat embedding, bool embedding_given)

@@ -164,16 +164,18 @@ Status PackWeightsPass::run(Graph& graph) {
       STATICLM_RETURN_IF_ERROR(packer.pack_node(node, matrices, formats[n]));
     }
   }
-  // Tables after every linear is known: a tied table shares what its linear packed; an untied
-  // one is quantized when its format asks, and otherwise stays in rows (one contiguous row per
-  // gathered token).
+  // Tables after every linear is known: a tied table shares what its linear packed (in a method
+  // without the head, the constant the head's method packed, found by its name); an untied one is
+  // quantized when its format asks, and otherwise stays in rows (one contiguous row per gathered
+  // token).
   for (size_t n = 0; n < nodes.size(); ++n) {
     GraphNode& node = nodes[n];
     if (node.op != OpKind::kEmbedding || node.inputs.empty() || already_laid_out(node) ||
         !packable(graph, node.inputs[0])) {
       continue;
     }
-    if (packer.was_packed(node.inputs[0]) || formats[n].quantized()) {
+    if (packer.was_packed(node.inputs[0]) || formats[n].quantized() ||
+        MatrixFormats::tied_to_head(graph, node.inputs[0])) {
       STATICLM_RETURN_IF_ERROR(packer.pack_node(node, {0}, formats[n]));
     }
   }

@@ -44,6 +44,9 @@ Status WeightDtypePass::run(Graph& graph) {
           STATICLM_ASSIGN_OR_RETURN(std::shared_ptr<ByteSource> source,
                                     converted_float_source(entry.source, entry.dtype, target, entry.name));
           STATICLM_ASSIGN_OR_RETURN(id, graph.mutable_constants().add(name, target, entry.shape, std::move(source)));
+          if (entry.tied_head) {  // the converted table is the head's as the original was
+            graph.mutable_constants().mark_tied_head(id);
+          }
         } else if (graph.constants().at(id).dtype != target || graph.constants().at(id).shape != entry.shape) {
           return invalid_argument("weight_dtype: the converted weight's name '", name,
                                   "' is taken by a constant of another dtype or shape than ", dtype_name(target),
