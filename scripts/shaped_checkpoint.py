@@ -3,8 +3,10 @@
 """Writes a random-weight Hugging Face checkpoint of a real model's shape, for measurements.
 
 Shapes: smollm-135m (SmolLM-135M: hidden 576, 30 layers, 9 / 3 heads, ffn 1536, vocab 49152,
-tied), llama-3.2-1b (hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256, tied) and
-export-1gb (untied, 8 layers of hidden 2048: the export-memory measurement in docs/export.md).
+tied), llama-3.2-1b (hidden 2048, 16 layers, 32 / 8 heads, ffn 8192, vocab 128256, tied),
+gemma-3-1b (Gemma3ForCausalLM: hidden 1152, 26 layers of which five in six attend a window of 512,
+4 / 1 heads of 256, GeGLU ffn 6912, vocab 262144, tied; its config.json as transformers writes it)
+and export-1gb (untied, 8 layers of hidden 2048: the export-memory measurement in docs/export.md).
 The weights are small random bf16 values; the tokenizer files of tests/fixtures/llama3 are
 copied in so `staticlm run` works (its ids are all below every shape's vocabulary).
 
@@ -24,6 +26,9 @@ SHAPES = {
     "llama-3.2-1b": dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                          num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=True,
                          max_position_embeddings=131072, rope_theta=500000.0),
+    "gemma-3-1b": dict(vocab_size=262144, hidden_size=1152, intermediate_size=6912, num_hidden_layers=26,
+                       num_attention_heads=4, num_key_value_heads=1, head_dim=256, tie_word_embeddings=True,
+                       max_position_embeddings=32768, rope_theta=1000000.0),
     "export-1gb": dict(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
                        num_attention_heads=32, num_key_value_heads=4, tie_word_embeddings=False,
                        max_position_embeddings=2048, rope_theta=10000.0),
@@ -33,6 +38,16 @@ FIXTURE_TOKENIZER = os.path.join(os.path.dirname(__file__), "..", "tests", "fixt
 
 
 def config_for(shape):
+    if shape.startswith("gemma-3"):
+        config = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "rms_norm_eps": 1e-6,
+                  "torch_dtype": "bfloat16", "bos_token_id": 2, "eos_token_id": 1, "pad_token_id": 0,
+                  "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 256, "sliding_window": 512,
+                  "rope_local_base_freq": 10000.0, "rope_scaling": None, "attn_logit_softcapping": None,
+                  "final_logit_softcapping": None, "attention_bias": False, "_sliding_window_pattern": 6}
+        config.update(SHAPES[shape])
+        config["layer_types"] = ["full_attention" if (layer + 1) % 6 == 0 else "sliding_attention"
+                                 for layer in range(config["num_hidden_layers"])]
+        return config
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "rms_norm_eps": 1e-5,
               "torch_dtype": "bfloat16", "bos_token_id": 1, "eos_token_id": 2}
     config.update(SHAPES[shape])
@@ -41,7 +56,8 @@ def config_for(shape):
 
 def tensor_shapes(c):
     h, i, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    kv = h // c["num_attention_heads"] * c["num_key_value_heads"]
+    head_dim = c.get("head_dim", h // c["num_attention_heads"])
+    q, kv = head_dim * c["num_attention_heads"], head_dim * c["num_key_value_heads"]
     shapes = {"model.embed_tokens.weight": [v, h], "model.norm.weight": [h]}
     if not c["tie_word_embeddings"]:
         shapes["lm_head.weight"] = [v, h]
@@ -49,10 +65,15 @@ def tensor_shapes(c):
         p = f"model.layers.{layer}."
         shapes.update({
             p + "input_layernorm.weight": [h], p + "post_attention_layernorm.weight": [h],
-            p + "self_attn.q_proj.weight": [h, h], p + "self_attn.k_proj.weight": [kv, h],
-            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, h],
+            p + "self_attn.q_proj.weight": [q, h], p + "self_attn.k_proj.weight": [kv, h],
+            p + "self_attn.v_proj.weight": [kv, h], p + "self_attn.o_proj.weight": [h, q],
             p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h], p + "mlp.down_proj.weight": [h, i],
         })
+        if c["model_type"] == "gemma3_text":
+            shapes.update({
+                p + "pre_feedforward_layernorm.weight": [h], p + "post_feedforward_layernorm.weight": [h],
+                p + "self_attn.q_norm.weight": [head_dim], p + "self_attn.k_norm.weight": [head_dim],
+            })
     return shapes
 
 

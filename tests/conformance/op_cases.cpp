@@ -120,6 +120,7 @@ std::vector<OpCase> build() {
        weight(DType::kBF16, {13}), weight(DType::kBF16, {6})},
       {{"parts", int64_t{2}}});
   add("swiglu_odd", OpKind::kSwiglu, {activation({1, 3, 67}), activation({1, 3, 67})});
+  add("geglu_odd", OpKind::kGeglu, {activation({1, 3, 67}), activation({1, 3, 67})});
   // The linears with their epilogues: odd widths, a bias, 16-bit weights.
   add("linear_add_decode", OpKind::kLinearAdd,
       {activation({1, 1, 67}), weight(DType::kF32, {13, 67}), activation({1, 1, 13})});
@@ -128,6 +129,10 @@ std::vector<OpCase> build() {
   add("swiglu_linear_decode", OpKind::kSwigluLinear,
       {activation({1, 1, 67}), weight(DType::kF16, {37, 67}), weight(DType::kF16, {37, 67})});
   add("swiglu_linear_prefill", OpKind::kSwigluLinear,
+      {activation({1, 7, 67}), weight(DType::kF32, {37, 67}), weight(DType::kF32, {37, 67})});
+  add("geglu_linear_decode", OpKind::kGegluLinear,
+      {activation({1, 1, 67}), weight(DType::kBF16, {37, 67}), weight(DType::kBF16, {37, 67})});
+  add("geglu_linear_prefill", OpKind::kGegluLinear,
       {activation({1, 7, 67}), weight(DType::kF32, {37, 67}), weight(DType::kF32, {37, 67})});
   // q / k / v with rope and the cache writes: decode, a prefill into f16 caches with biases and a
   // negative position inside the chunk (a leading one would be padding, whose outputs are

@@ -586,7 +586,7 @@ constexpr bool kNotRowWise = false;
 // Row-wise: linears, norms, rope, elementwise ops and casts act on each row alone; attention is
 // causal by position, so a row reads its own query and the caches; a reshape between chunk-shaped
 // shapes keeps each row's bytes together (total / rows).
-constexpr std::array<OpDef, 24> kOps = {{
+constexpr std::array<OpDef, 26> kOps = {{
     {OpKind::kEmbedding, "embedding", 2, 2, infer_embedding, kNotRowWise},
     {OpKind::kLinear, "linear", 2, 3, infer_linear, kRowWise},
     {OpKind::kRmsNorm, "rms_norm", 2, 2, infer_rms_norm, kRowWise, kNoPositionsInput, rms_norm_defaults},
@@ -613,6 +613,8 @@ constexpr std::array<OpDef, 24> kOps = {{
     {OpKind::kWindowedAttention, "windowed_attention", 4, 4, infer_windowed_attention, kRowWise, 3,
      windowed_attention_defaults},
     {OpKind::kSoftcap, "softcap", 1, 1, infer_softcap, kRowWise},
+    {OpKind::kGeglu, "geglu", 2, 2, infer_swiglu, kRowWise},
+    {OpKind::kGegluLinear, "geglu_linear", 3, 3, infer_swiglu_linear, kRowWise},
 }};
 
 }  // namespace
@@ -633,7 +635,8 @@ std::vector<size_t> matrix_inputs(OpKind kind, size_t num_inputs, const Attribut
     case OpKind::kEmbedding: return num_inputs >= 1 ? std::vector<size_t>{0} : std::vector<size_t>{};
     case OpKind::kLinear:
     case OpKind::kLinearAdd: return num_inputs >= 2 ? std::vector<size_t>{1} : std::vector<size_t>{};
-    case OpKind::kSwigluLinear: return num_inputs == 3 ? std::vector<size_t>{1, 2} : std::vector<size_t>{};
+    case OpKind::kSwigluLinear:
+    case OpKind::kGegluLinear: return num_inputs == 3 ? std::vector<size_t>{1, 2} : std::vector<size_t>{};
     case OpKind::kQkvRopeCache:
       return num_inputs >= qkv_rope_cache::kUnbiasedInputs
                  ? std::vector<size_t>{qkv_rope_cache::kQWeight, qkv_rope_cache::kKWeight, qkv_rope_cache::kVWeight}

@@ -46,6 +46,11 @@ enum class OpKind : uint8_t {
   kQkvRopeCache,       // q / k / v projections, rope on q and k, k and v written into the caches in place
   kWindowedAttention,  // attention over the last `window` slots, scores soft-capped (Gemma, Mistral)
   kSoftcap,            // cap * tanh(x / cap): Gemma's logit soft-capping
+  // GeGLU (Gemma): swiglu's and swiglu_linear's form with gelu(approximate=tanh) for silu. Ops of
+  // their own, not an attribute: a runtime that predates them refuses the program by the op's
+  // name instead of computing silu.
+  kGeglu,
+  kGegluLinear,
 };
 
 // The eps a norm uses when its attribute is absent (docs/ops.md); every kernel reads these.

@@ -146,6 +146,28 @@ TEST(CpuBackendTest, TheFusionPassTurnsSiluTimesUpIntoSwiglu) {
   EXPECT_EQ(shared.nodes()[1].op, OpKind::kMul);
 }
 
+// Gemma's GeGLU: mul(gelu(gate, approximate=tanh), up) becomes geglu; the erf gelu stays as it
+// is (no fused kernel computes it).
+TEST(CpuBackendTest, TheFusionPassTurnsATanhGeluTimesUpIntoGeglu) {
+  for (const char* approximate : {"tanh", "none"}) {
+    SCOPED_TRACE(approximate);
+    Graph g(std::make_shared<ConstantTable>());
+    ValueId gate = *g.add_input("gate", DType::kF32, {2, 8});
+    ValueId up = *g.add_input("up", DType::kF32, {2, 8});
+    ValueId activated = *g.add(OpKind::kGelu, {gate}, {{"approximate", std::string(approximate)}});
+    ASSERT_TRUE(g.add_output("out", *g.add(OpKind::kMul, {up, activated})).ok());
+    ASSERT_TRUE(SwigluFusion().run(g).ok());
+    ASSERT_TRUE(verify_graph(g).ok());
+    if (std::string_view(approximate) == "tanh") {
+      ASSERT_EQ(g.nodes().size(), 1u);
+      EXPECT_EQ(g.nodes()[0].op, OpKind::kGeglu);
+      EXPECT_EQ(g.nodes()[0].inputs, (std::vector<ValueId>{gate, up}));
+    } else {
+      EXPECT_EQ(g.nodes().size(), 2u);
+    }
+  }
+}
+
 TEST(CpuBackendTest, PreprocessStoresWeightsAsNamedDataAndTheBlobIsAMethod) {
   TestGraph t = test_graph();
   Exported e = export_test_graph(t);

@@ -186,10 +186,11 @@ class SoftcapKernel final : public Kernel {
   int64_t count_;
 };
 
-// swiglu: out = silu(gate) * up, elementwise, exactly as the silu and mul kernels compute it.
+// swiglu: out = silu(gate) * up (geglu: gelu_tanh(gate) * up), elementwise, exactly as the silu
+// (gelu) and mul kernels compute it.
 class SwigluKernel final : public Kernel {
  public:
-  explicit SwigluKernel(int64_t count) : count_(count) {}
+  SwigluKernel(int64_t count, GateActivation activation) : count_(count), activation_(activation) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext&) const override {
@@ -197,26 +198,29 @@ class SwigluKernel final : public Kernel {
     const float* up = inputs[1].data<float>();
     float* out = outputs[0].data<float>();
     for (int64_t i = 0; i < count_; ++i) {
-      out[i] = silu(gate[i]) * up[i];
+      out[i] = (activation_ == GateActivation::kSilu ? silu(gate[i]) : gelu_tanh(gate[i])) * up[i];
     }
     return ok_status();
   }
 
  private:
   int64_t count_;
+  GateActivation activation_;
 };
 
 }  // namespace
 
 KernelResult make_swiglu_kernel(const KernelSignature& signature) {
   STATICLM_RETURN_IF_ERROR(check_signature(signature, 2, 2));
+  const GateActivation activation = gate_activation(signature.op);
   const TensorSpec& gate = *signature.inputs[0];
   const TensorSpec& up = *signature.inputs[1];
   if (gate.dtype != DType::kF32 || up != gate || signature.outputs[0] != gate) {
-    return invalid_argument("swiglu: expected f32 gate and up of one shape, found ", dtype_name(gate.dtype),
-                            shape_string(gate.shape), " and ", dtype_name(up.dtype), shape_string(up.shape));
+    return invalid_argument(op_name(signature.op), ": expected f32 gate and up of one shape, found ",
+                            dtype_name(gate.dtype), shape_string(gate.shape), " and ", dtype_name(up.dtype),
+                            shape_string(up.shape));
   }
-  return std::make_unique<SwigluKernel>(num_elements(gate.shape));
+  return std::make_unique<SwigluKernel>(num_elements(gate.shape), activation);
 }
 
 KernelResult make_add_kernel(const KernelSignature& signature) {

@@ -95,7 +95,8 @@ KernelResult make_swiglu_linear_kernel(const KernelSignature& signature) {
   const TensorSpec out = signature.outputs[0];
   const TensorSpec* swiglu_inputs[2] = {&out, &out};
   const Attributes none;
-  const KernelSignature swiglu{OpKind::kSwiglu, swiglu_inputs, signature.outputs, none};
+  const OpKind gate_op = gate_activation(signature.op) == GateActivation::kGeluTanh ? OpKind::kGeglu : OpKind::kSwiglu;
+  const KernelSignature swiglu{gate_op, swiglu_inputs, signature.outputs, none};
   STATICLM_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> swiglu_kernel, make_swiglu_kernel(swiglu));
   return std::unique_ptr<Kernel>(
       std::make_unique<SwigluLinearKernel>(std::move(gate), std::move(up), std::move(swiglu_kernel)));

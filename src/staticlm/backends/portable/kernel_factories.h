@@ -37,9 +37,16 @@ KernelResult make_transpose_kernel(const KernelSignature& signature);
 KernelResult make_slice_kernel(const KernelSignature& signature);
 KernelResult make_concat_kernel(const KernelSignature& signature);
 KernelResult make_cast_kernel(const KernelSignature& signature);
+// swiglu and geglu (the gate's activation follows from the op).
 KernelResult make_swiglu_kernel(const KernelSignature& signature);
+// The gate's activation of swiglu / swiglu_linear (silu) and geglu / geglu_linear (gelu_tanh).
+enum class GateActivation { kSilu, kGeluTanh };
+inline GateActivation gate_activation(OpKind op) {
+  return op == OpKind::kGeglu || op == OpKind::kGegluLinear ? GateActivation::kGeluTanh : GateActivation::kSilu;
+}
 KernelResult make_multi_linear_kernel(const KernelSignature& signature);
 KernelResult make_linear_add_kernel(const KernelSignature& signature);
+// swiglu_linear and geglu_linear.
 KernelResult make_swiglu_linear_kernel(const KernelSignature& signature);
 KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature);
 KernelResult make_windowed_attention_kernel(const KernelSignature& signature);

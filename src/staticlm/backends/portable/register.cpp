@@ -16,7 +16,7 @@ struct FactoryEntry {
   KernelResult (*make)(const KernelSignature& signature);
 };
 
-constexpr std::array<FactoryEntry, 24> kFactories = {{
+constexpr std::array<FactoryEntry, 26> kFactories = {{
     {OpKind::kEmbedding, portable::make_embedding_kernel},
     {OpKind::kLinear, portable::make_linear_kernel},
     {OpKind::kRmsNorm, portable::make_rms_norm_kernel},
@@ -38,6 +38,8 @@ constexpr std::array<FactoryEntry, 24> kFactories = {{
     {OpKind::kMultiLinear, portable::make_multi_linear_kernel},
     {OpKind::kLinearAdd, portable::make_linear_add_kernel},
     {OpKind::kSwigluLinear, portable::make_swiglu_linear_kernel},
+    {OpKind::kGeglu, portable::make_swiglu_kernel},
+    {OpKind::kGegluLinear, portable::make_swiglu_linear_kernel},
     {OpKind::kQkvRopeCache, portable::make_qkv_rope_cache_kernel},
     {OpKind::kWindowedAttention, portable::make_windowed_attention_kernel},
     {OpKind::kSoftcap, portable::make_softcap_kernel},

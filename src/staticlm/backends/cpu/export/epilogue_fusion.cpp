@@ -86,7 +86,8 @@ Status SwigluLinearFusion::run(Graph& graph) {
   std::vector<std::pair<size_t, GraphNode>> fused;
   for (size_t n = 0; n < nodes.size(); ++n) {
     const GraphNode& swiglu = nodes[n];
-    if (swiglu.op != OpKind::kSwiglu || swiglu.inputs.size() != 2 || swiglu.inputs[0] == swiglu.inputs[1]) {
+    if ((swiglu.op != OpKind::kSwiglu && swiglu.op != OpKind::kGeglu) || swiglu.inputs.size() != 2 ||
+        swiglu.inputs[0] == swiglu.inputs[1]) {
       continue;
     }
     const std::optional<size_t> gate = foldable_linear(graph, readers, swiglu.inputs[0]);
@@ -96,7 +97,7 @@ Status SwigluLinearFusion::run(Graph& graph) {
       continue;
     }
     GraphNode fused_node;
-    fused_node.op = OpKind::kSwigluLinear;
+    fused_node.op = swiglu.op == OpKind::kGeglu ? OpKind::kGegluLinear : OpKind::kSwigluLinear;
     fused_node.inputs = {nodes[*gate].inputs[0], nodes[*gate].inputs[1], nodes[*up].inputs[1]};
     fused_node.outputs = swiglu.outputs;
     fused_node.name = swiglu.name;

@@ -4,7 +4,8 @@
 //   linear_add_fusion      add(residual, linear(x, w, b)) -> linear_add(x, w, residual, b): the
 //                          residual connections after o_proj and down_proj.
 //   swiglu_linear_fusion   swiglu(linear(x, w_gate), linear(x, w_up)) -> swiglu_linear(x, w_gate,
-//                          w_up): the gated MLP's gate and up, whose outputs are never written.
+//                          w_up) (geglu into geglu_linear alike): the gated MLP's gate and up, whose
+//                          outputs are never written.
 // A linear is folded only where the op consuming it is its only reader (and it is no graph
 // output), has no weight layout yet, and for swiglu_linear has no bias; the fused node takes the
 // consumer's place and output, so nothing downstream changes. Run them after swiglu_fusion (which

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cpu attention: the portable kernel's semantics (docs/ops.md: causal by position, grouped
+// The cpu attention and windowed_attention: the portable kernels' semantics (docs/ops.md: causal
+// by position, a window of slots where one is given, scores soft-capped where a cap is, grouped
 // query heads, zeros for padding rows, OutOfRange for a position past the cache; a left-padded
 // chunk's padding rows that KernelContext names are left unwritten instead), run per GQA
 // group: one task scores every query head of a kv head's group against one read of its K and V
@@ -27,10 +28,22 @@ constexpr int64_t kMinSlotsPerRun = 128;
 // Tasks per thread that balance uneven work.
 constexpr int64_t kTasksPerThread = 4;
 
+// Which slots a query attends, and how its scores are bent: windowed_attention's attributes
+// (window 0 and softcap 0 for plain attention).
+struct ScoreRule {
+  float scale = 1.0f;
+  int64_t window = 0;
+  float softcap = 0.0f;
+
+  // The first slot a query at `position` attends (0 for a padding row).
+  int64_t first_slot(int64_t position) const { return window > 0 && position >= window ? position - window + 1 : 0; }
+};
+
 class AttentionKernel final : public Kernel {
  public:
-  AttentionKernel(AttentionRowFns fns, const Shape4& shape, float scale, DType cache_dtype, DType positions_dtype)
-      : fns_(fns), shape_(shape), scale_(scale), cache_dtype_(cache_dtype), positions_dtype_(positions_dtype) {}
+  AttentionKernel(AttentionRowFns fns, const Shape4& shape, const ScoreRule& rule, DType cache_dtype,
+                  DType positions_dtype)
+      : fns_(fns), shape_(shape), rule_(rule), cache_dtype_(cache_dtype), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -42,7 +55,7 @@ class AttentionKernel final : public Kernel {
         return out_of_range("attention: position ", position, " at row ", s, " is outside the cache length ",
                             sh.cache_len);
       }
-      max_slots = std::max(max_slots, position + 1);
+      max_slots = std::max(max_slots, position + 1 - rule_.first_slot(position));
     }
     Call call{inputs[0].data<float>(), static_cast<const uint8_t*>(inputs[1].raw()),
               static_cast<const uint8_t*>(inputs[2].raw()), inputs[3].raw(), outputs[0].data<float>()};
@@ -102,6 +115,7 @@ class AttentionKernel final : public Kernel {
 
   // A chunk's rows from `first_row` on as tiles: per batch and kv head, its query vectors (row by
   // row, the group's heads within a row) in tiles of fns_.tile_queries, heaviest (last rows) first.
+  // A tile is handed the cache rows from the first slot any of its queries attends.
   void run_tiles(const Call& call, int64_t first_row, const KernelContext& context) const {
     const Shape4& sh = shape_;
     const int64_t group = sh.query_heads / sh.kv_heads;
@@ -118,20 +132,35 @@ class AttentionKernel final : public Kernel {
         const int64_t kv = index / tiles_per_head % sh.kv_heads;
         const int64_t b = index / (tiles_per_head * sh.kv_heads);
         AttentionTile tile;
-        int64_t slots = 0;
+        tile.softcap = rule_.softcap;
+        int64_t base = std::numeric_limits<int64_t>::max();
         for (int64_t v = first + tile_index * per_tile;
              v < std::min(sh.seq * group, first + (tile_index + 1) * per_tile); ++v) {
           const int64_t s = v / group;
           const int64_t head = (b * sh.seq + s) * sh.query_heads + kv * group + v % group;
+          const int64_t position = portable::load_index(call.positions, positions_dtype_, s);
           tile.q[tile.count] = call.q + head * sh.head_dim;
           tile.out[tile.count] = call.out + head * sh.head_dim;
-          tile.slots[tile.count] = portable::load_index(call.positions, positions_dtype_, s) + 1;
-          slots = std::max(slots, tile.slots[tile.count]);
+          tile.slots[tile.count] = position + 1;
+          tile.first[tile.count] = rule_.first_slot(position);
+          if (position >= 0) {
+            base = std::min(base, tile.first[tile.count]);
+          }
           ++tile.count;
         }
+        base = base == std::numeric_limits<int64_t>::max() ? 0 : base;
+        int64_t slots = 0;
+        for (int v = 0; v < tile.count; ++v) {
+          if (tile.slots[v] > 0) {
+            tile.slots[v] -= base;
+            tile.first[v] -= base;
+            slots = std::max(slots, tile.slots[v]);
+          }
+        }
         scratch.resize(static_cast<size_t>(attention_tile_scratch(slots, sh.head_dim)));
-        const size_t offset = static_cast<size_t>((b * sh.kv_heads + kv) * sh.cache_len * sh.head_dim) * element;
-        fns_.tile(tile, call.k_cache + offset, call.v_cache + offset, cache_dtype_, sh.head_dim, scale_,
+        const size_t offset =
+            static_cast<size_t>(((b * sh.kv_heads + kv) * sh.cache_len + base) * sh.head_dim) * element;
+        fns_.tile(tile, call.k_cache + offset, call.v_cache + offset, cache_dtype_, sh.head_dim, rule_.scale,
                   scratch.data());
       }
     });
@@ -151,9 +180,10 @@ class AttentionKernel final : public Kernel {
     float* out = partial != nullptr ? partial : call.out + head0 * sh.head_dim;
     float* stats = partial != nullptr ? partial + group * sh.head_dim : nullptr;
     const int64_t position = portable::load_index(call.positions, positions_dtype_, s);
-    const int64_t slots = position + 1;  // 0 for a padding row
-    const int64_t first = slots * run / runs;
-    const int64_t count = slots * (run + 1) / runs - first;
+    const int64_t start = rule_.first_slot(position);
+    const int64_t slots = position + 1 - start;  // 0 for a padding row
+    const int64_t first = start + slots * run / runs;
+    const int64_t count = start + slots * (run + 1) / runs - first;
     if (count <= 0) {
       std::fill(out, out + group * sh.head_dim, 0.0f);
       for (int64_t g = 0; stats != nullptr && g < group; ++g) {
@@ -166,8 +196,13 @@ class AttentionKernel final : public Kernel {
     const size_t offset = static_cast<size_t>(((b * sh.kv_heads + kv) * sh.cache_len + first) * sh.head_dim) * element;
     thread_local std::vector<float> weights;
     weights.resize(static_cast<size_t>(group * count));
-    fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim, scale_,
-                weights.data(), count);
+    fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim,
+                rule_.scale, weights.data(), count);
+    if (rule_.softcap > 0.0f) {
+      for (float& score : weights) {  // the portable kernel's std::tanh, so both give the same scores
+        score = rule_.softcap * std::tanh(score / rule_.softcap);
+      }
+    }
     fns_.softmax(weights.data(), group, count, count, stats);
     fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
   }
@@ -204,7 +239,7 @@ class AttentionKernel final : public Kernel {
 
   AttentionRowFns fns_;
   Shape4 shape_;
-  float scale_;
+  ScoreRule rule_;
   DType cache_dtype_;
   DType positions_dtype_;
 };
@@ -212,14 +247,24 @@ class AttentionKernel final : public Kernel {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& signature, AttentionRowFns fns) {
-  // The portable factory checks the signature and the scale attribute; this one takes what it takes.
-  STATICLM_RETURN_IF_ERROR(portable::make_attention_kernel(signature).status());
+  // The portable factories check the signature and the attributes; this one takes what they take.
+  const bool windowed = signature.op == OpKind::kWindowedAttention;
+  STATICLM_RETURN_IF_ERROR(
+      (windowed ? portable::make_windowed_attention_kernel(signature) : portable::make_attention_kernel(signature))
+          .status());
   const TensorSpec& q = *signature.inputs[0];
   const TensorSpec& k = *signature.inputs[1];
   const Shape4 shape{q.shape[0], q.shape[1], q.shape[2], k.shape[1], k.shape[2], k.shape[3]};
   const double default_scale = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, shape.head_dim)));
+  ScoreRule rule;
   STATICLM_ASSIGN_OR_RETURN(double scale, signature.attributes.get_float_or("scale", default_scale));
-  return std::make_unique<AttentionKernel>(fns, shape, static_cast<float>(scale), k.dtype, signature.inputs[3]->dtype);
+  rule.scale = static_cast<float>(scale);
+  if (windowed) {
+    STATICLM_ASSIGN_OR_RETURN(rule.window, signature.attributes.get_int_or("window", 0));
+    STATICLM_ASSIGN_OR_RETURN(double softcap, signature.attributes.get_float_or("softcap", 0.0));
+    rule.softcap = static_cast<float>(softcap);
+  }
+  return std::make_unique<AttentionKernel>(fns, shape, rule, k.dtype, signature.inputs[3]->dtype);
 }
 
 }  // namespace staticlm::cpu

@@ -15,12 +15,16 @@ namespace staticlm::cpu {
 inline constexpr int kMaxTileQueries = 32;
 
 // A prefill tile: up to kMaxTileQueries query vectors of one kv head (several rows, each with the
-// group's query heads), each with its own count of slots (position + 1; 0 for a padding row).
+// group's query heads), each attending the slots first[v] .. slots[v] - 1 of the rows it is handed
+// (slots 0 for a padding row; first above 0 where a window starts past the first row), scores
+// soft-capped to softcap * tanh(score / softcap) where softcap > 0.
 struct AttentionTile {
   const float* q[kMaxTileQueries] = {};
   float* out[kMaxTileQueries] = {};
   int64_t slots[kMaxTileQueries] = {};
+  int64_t first[kMaxTileQueries] = {};
   int count = 0;
+  float softcap = 0.0f;
 };
 
 // Floats of scratch a tile of `slots` slots (the most of its queries') over `dim` needs: the

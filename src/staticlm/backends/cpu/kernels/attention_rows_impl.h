@@ -3,6 +3,7 @@
 // after its target pragma and traits header, inside no namespace. Declarations only above it.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -336,8 +337,9 @@ void tile_scores(const float* qt, const void* keys, int64_t slots, int64_t dim, 
 }
 
 // Each query's scores (a lane of st) into its unnormalized weights, down the slots for every
-// query at once; writes the sums to `sums`. Slots past a query's own are masked out of its max;
-// lanes with no slots (padding, or past the tile's queries) hold zeros, so nothing turns into NaN.
+// query at once; writes the sums to `sums`. Slots outside a query's own (before its first, from
+// its last on) are masked out of its max; lanes with no slots (padding, or past the tile's queries)
+// hold zeros, so nothing turns into NaN.
 template <class V>
 void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums) {
   using Reg = typename V::Reg;
@@ -347,6 +349,9 @@ void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums)
     const int64_t own = v < t.count ? t.slots[v] : 0;
     const float fill = own > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
     for (int64_t j = own; j < slots; ++j) {
+      st[j * Q + v] = fill;
+    }
+    for (int64_t j = 0; own > 0 && j < t.first[v]; ++j) {
       st[j * Q + v] = fill;
     }
   }
@@ -370,6 +375,19 @@ void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums)
     for (int64_t j = t.slots[v] > 0 ? t.slots[v] : slots; j < slots; ++j) {
       st[j * Q + v] = 0.0f;
     }
+    for (int64_t j = 0; t.slots[v] > 0 && j < t.first[v]; ++j) {
+      st[j * Q + v] = 0.0f;
+    }
+  }
+}
+
+// x = cap * tanh(x / cap) over `count` scores: Gemma 2's attention soft-cap, the portable
+// kernel's std::tanh so both give the same scores. A template, so that each ISA's file compiles
+// its own copy under its own target (an inline function would be one copy for all).
+template <class V>
+void softcap_scores(float* x, int64_t count, float cap) {
+  for (int64_t i = 0; i < count; ++i) {
+    x[i] = cap * std::tanh(x[i] / cap);
   }
 }
 
@@ -516,6 +534,9 @@ void tile(const AttentionTile& t, const void* keys, const void* values, int64_t 
   float* const widened = ot + dim * Q;  // [kTileSlotBlock][dim]
   transpose_queries<V>(t, dim, scale, qt);
   tile_scores<V, T>(qt, keys, slots, dim, st, widened);
+  if (t.softcap > 0.0f) {
+    softcap_scores<V>(st, slots * Q, t.softcap);
+  }
   alignas(64) float sums[Q];
   tile_softmax<V>(t, slots, st, sums);
   tile_outputs<V, T>(st, values, slots, dim, ot, widened);

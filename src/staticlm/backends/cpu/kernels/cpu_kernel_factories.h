@@ -37,8 +37,10 @@ struct LinearEntryPoints {
   LinearColumnsFn gemm = nullptr;
   // Set for the bf16 GEMM entries: they take only bf16 weights, and round x per call.
   Bf16Rounding bf16 = {};
-  // swiglu_linear's silu(gate) * up and linear_add's residual add, of the same instruction set.
+  // swiglu_linear's silu(gate) * up (gelu_tanh(gate) * up for GeGLU) and linear_add's residual
+  // add, of the same instruction set.
   PairwiseFn swiglu = nullptr;
+  PairwiseFn geglu = nullptr;
   PairwiseFn add = nullptr;
   LinearColumnsFn quantized = nullptr;
   // How `quantized` wants x: each group quantized by this, of the entry's instruction set.

@@ -5,6 +5,7 @@
 // skipped, saying so; a build without native kernels checks that the portable ones run instead).
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -233,6 +234,7 @@ TEST_P(CpuLinearTest, SwigluLinearMatchesThePortableOne) {
     // silu(gate) * up multiplies two dot products (|gate|, |up| up to ~10 here), so each one's
     // rounding reaches the product scaled by the other: 1e-4 where a lone linear keeps 1e-5.
     expect_packed_conforms(GetParam(), OpKind::kSwigluLinear, {&x, &gate, &up}, {1, 2}, {}, 1e-4);
+    expect_packed_conforms(GetParam(), OpKind::kGegluLinear, {&x, &gate, &up}, {1, 2}, {}, 1e-4);
   }
 }
 
@@ -478,6 +480,47 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
   }
 }
 
+// windowed_attention on the same kernels: a window shorter than most rows' histories, so tiles
+// start past their first slot and their queries' windows start at different slots; a window of 1;
+// one longer than the cache (plain attention); decode rows whose window splits into runs; Gemma
+// 2's soft-cap on the scores; padding rows among windowed ones.
+TEST_P(CpuAttentionTest, MatchesThePortableWindowedAttention) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(27);
+  struct WindowedCase {
+    AttentionCase shape;
+    int64_t window;
+    double softcap;
+  };
+  std::vector<int64_t> rows(40);
+  std::iota(rows.begin(), rows.end(), 60);
+  std::vector<int64_t> padded = {-1, -1, -1};
+  for (int64_t r = 0; r < 28; ++r) {
+    padded.push_back(r);
+  }
+  const std::vector<WindowedCase> cases = {
+      {{DType::kF32, 40, 9, 3, 100, 64, rows}, 7, 0.0},    {{DType::kF16, 40, 8, 2, 100, 20, rows}, 33, 0.5},
+      {{DType::kF32, 31, 4, 2, 64, 16, padded}, 5, 0.0},   {{DType::kF32, 31, 4, 2, 64, 16, padded}, 1, 3.0},
+      {{DType::kF16, 40, 9, 3, 100, 64, rows}, 200, 0.0},  {{DType::kF32, 1, 10, 1, 1024, 64, {900}}, 512, 0.0},
+      {{DType::kF16, 1, 8, 2, 600, 40, {599}}, 300, 30.0}, {{DType::kF32, 2, 4, 1, 400, 64, {-1, 300}}, 257, 0.0},
+      {{DType::kF32, 1, 4, 2, 64, 16, {3}}, 8, 0.0},
+  };
+  for (const WindowedCase& c : cases) {
+    const AttentionCase& a = c.shape;
+    SCOPED_TRACE(testing::Message() << dtype_name(a.cache) << " seq " << a.seq << " heads " << a.query_heads << "/"
+                                    << a.kv_heads << " cache " << a.cache_len << " dim " << a.head_dim << " window "
+                                    << c.window << " softcap " << c.softcap);
+    Tensor q = random_tensor(DType::kF32, {1, a.seq, a.query_heads, a.head_dim}, rng);
+    Tensor k = random_tensor(a.cache, {1, a.kv_heads, a.cache_len, a.head_dim}, rng);
+    Tensor v = random_tensor(a.cache, {1, a.kv_heads, a.cache_len, a.head_dim}, rng);
+    Tensor positions = portable_test::index_tensor(DType::kI64, a.positions);
+    expect_conforms(GetParam(), OpKind::kWindowedAttention, {&q, &k, &v, &positions},
+                    {{"window", c.window}, {"softcap", c.softcap}}, 1e-5, 1e-6);
+  }
+}
+
 TEST_P(CpuAttentionTest, RefusesAPositionPastTheCache) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
@@ -521,6 +564,8 @@ TEST_P(CpuAttentionTest, LeavesTheChunksPaddingRowsUnwritten) {
     }
     Tensor positions = portable_test::index_tensor(DType::kI32, at);
     expect_padding_rows_skipped(GetParam(), OpKind::kAttention, {&q, &k, &v, &positions}, {}, c.seq, c.padding, 1e-5);
+    expect_padding_rows_skipped(GetParam(), OpKind::kWindowedAttention, {&q, &k, &v, &positions},
+                                {{"window", int64_t{6}}, {"softcap", 2.0}}, c.seq, c.padding, 1e-5);
   }
 }
 
@@ -544,6 +589,8 @@ TEST_P(CpuElementwiseTest, SwigluMatchesThePortableSwiglu) {
       gate.data<float>()[i] = extremes[i];
     }
     expect_conforms(GetParam(), OpKind::kSwiglu, {&gate, &up}, {}, 1e-5, 1e-6);
+    // GeGLU's gelu_tanh through the same vector exp; the portable kernel's std::tanh.
+    expect_conforms(GetParam(), OpKind::kGeglu, {&gate, &up}, {}, 1e-5, 1e-6);
   }
 }
 

@@ -35,18 +35,37 @@ typename V::Reg swiglu_reg(typename V::Reg gate, typename V::Reg up) {
   return V::mul(V::div(gate, V::add(V::set1(1.0f), e)), up);
 }
 
+// gelu_tanh(gate) * up (GeGLU): 0.5 x (1 + tanh(u)) is x / (1 + exp(-2u)), u = sqrt(2 / pi) (x +
+// 0.044715 x^3), so it is swiglu's form with the sigmoid's argument 2u.
 template <class V>
-void swiglu(const float* gate, const float* up, float* out, int64_t count) {
+typename V::Reg geglu_reg(typename V::Reg gate, typename V::Reg up) {
+  const typename V::Reg cubic = V::mul(gate, V::fma(V::mul(gate, gate), V::set1(0.044715f), V::set1(1.0f)));
+  const typename V::Reg e = exp<V>(V::mul(cubic, V::set1(-1.5957691216057308f)));  // -2 sqrt(2 / pi)
+  return V::mul(V::div(gate, V::add(V::set1(1.0f), e)), up);
+}
+
+// out[i] = Gate(gate[i], up[i]) for a gated activation's register form.
+template <class V, typename V::Reg (*Gate)(typename V::Reg, typename V::Reg)>
+void gated(const float* gate, const float* up, float* out, int64_t count) {
   int64_t i = 0;
   for (; i + V::kWidth <= count; i += V::kWidth) {
-    V::store(out + i, swiglu_reg<V>(V::load(tiles::F32{}, gate + i), V::load(tiles::F32{}, up + i)));
+    V::store(out + i, Gate(V::load(tiles::F32{}, gate + i), V::load(tiles::F32{}, up + i)));
   }
   if (i < count) {
     const int rest = static_cast<int>(count - i);
-    V::store_tail(out + i,
-                  swiglu_reg<V>(V::load_tail(tiles::F32{}, gate + i, rest), V::load_tail(tiles::F32{}, up + i, rest)),
+    V::store_tail(out + i, Gate(V::load_tail(tiles::F32{}, gate + i, rest), V::load_tail(tiles::F32{}, up + i, rest)),
                   rest);
   }
+}
+
+template <class V>
+void swiglu(const float* gate, const float* up, float* out, int64_t count) {
+  gated<V, swiglu_reg<V>>(gate, up, out, count);
+}
+
+template <class V>
+void geglu(const float* gate, const float* up, float* out, int64_t count) {
+  gated<V, geglu_reg<V>>(gate, up, out, count);
 }
 
 template <class V>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cpu swiglu (silu(gate) * up with the vector exp) and add (the residual connections): one
-// kernel over two f32 inputs of the output's shape, split over the pool (a prefill chunk's
-// values are worth both threads; a decode row runs inline).
+// The cpu swiglu (silu(gate) * up with the vector exp, or GeGLU's gelu_tanh(gate) * up) and add (the residual
+// connections): one kernel over two f32 inputs of the output's shape, split over the pool (a prefill chunk's values are
+// worth both threads; a decode row runs inline).
 #include <algorithm>
 
 #include "staticlm/backends/cpu/kernels/cpu_kernel_factories.h"
@@ -35,7 +35,12 @@ class PairwiseKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> make_swiglu_kernel(const KernelSignature& signature, ElementwiseFns fns) {
   STATICLM_RETURN_IF_ERROR(portable::make_swiglu_kernel(signature).status());
-  return std::make_unique<PairwiseKernel>(fns.swiglu, num_elements(signature.inputs[0]->shape));
+  const PairwiseFn fn =
+      portable::gate_activation(signature.op) == portable::GateActivation::kSilu ? fns.swiglu : fns.geglu;
+  if (fn == nullptr) {
+    return unimplemented(op_name(signature.op), ": this entry has no loop for it");
+  }
+  return std::make_unique<PairwiseKernel>(fn, num_elements(signature.inputs[0]->shape));
 }
 
 Result<std::unique_ptr<Kernel>> make_add_kernel(const KernelSignature& signature, ElementwiseFns fns) {

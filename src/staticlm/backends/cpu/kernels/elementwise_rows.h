@@ -13,6 +13,8 @@ namespace staticlm::cpu {
 struct ElementwiseFns {
   // out[i] = gate[i] / (1 + exp(-gate[i])) * up[i].
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t count) = nullptr;
+  // out[i] = gelu_tanh(gate[i]) * up[i] (GeGLU).
+  void (*geglu)(const float* gate, const float* up, float* out, int64_t count) = nullptr;
   // out[i] = a[i] + b[i].
   void (*add)(const float* a, const float* b, float* out, int64_t count) = nullptr;
   // out[i] = x[i] * (1 / sqrt(sum(x^2) / width + eps)) * weight[i] over one row.

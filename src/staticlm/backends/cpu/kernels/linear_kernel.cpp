@@ -260,8 +260,11 @@ Result<std::unique_ptr<Kernel>> make_linear_add_kernel(const KernelSignature& si
 Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature& signature,
                                                           LinearEntryPoints entry_points) {
   STATICLM_RETURN_IF_ERROR(portable::check_signature(signature, 3, 3));
-  if (entry_points.swiglu == nullptr) {
-    return unimplemented("swiglu_linear: this entry has no swiglu loop");
+  const PairwiseFn gate_fn = portable::gate_activation(signature.op) == portable::GateActivation::kSilu
+                                 ? entry_points.swiglu
+                                 : entry_points.geglu;
+  if (gate_fn == nullptr) {
+    return unimplemented(op_name(signature.op), ": this entry has no loop for its activation");
   }
   const TensorSpec& x = *signature.inputs[0];
   auto gate = make_part(x, *signature.inputs[1], nullptr, signature.attributes, 0, entry_points);
@@ -279,9 +282,8 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   }
   gate->weight_input = 1;
   up->weight_input = 2;
-  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(columns_fn(*gate, entry_points),
-                                                                      item_columns(gate->shape, entry_points), *gate,
-                                                                      *up, entry_points, entry_points.swiglu));
+  return std::unique_ptr<Kernel>(std::make_unique<SwigluLinearKernel>(
+      columns_fn(*gate, entry_points), item_columns(gate->shape, entry_points), *gate, *up, entry_points, gate_fn));
 }
 
 }  // namespace staticlm::cpu

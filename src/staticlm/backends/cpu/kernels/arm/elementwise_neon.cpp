@@ -10,6 +10,10 @@ void swiglu_neon(const float* gate, const float* up, float* out, int64_t count) 
   elementwise::swiglu<simd::Neon>(gate, up, out, count);
 }
 
+void geglu_neon(const float* gate, const float* up, float* out, int64_t count) {
+  elementwise::geglu<simd::Neon>(gate, up, out, count);
+}
+
 float exp_shifted_neon(float* x, int64_t count, float shift) {
   return elementwise::exp_shifted<simd::Neon>(x, count, shift);
 }

@@ -63,6 +63,7 @@ Status register_native_kernels(KernelRegistry& registry) {
                                  {OpKind::kMultiLinear, cpu::make_multi_linear_kernel},
                                  {OpKind::kLinearAdd, cpu::make_linear_add_kernel},
                                  {OpKind::kSwigluLinear, cpu::make_swiglu_linear_kernel},
+                                 {OpKind::kGegluLinear, cpu::make_swiglu_linear_kernel},
                                  {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
@@ -74,12 +75,14 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                   .gemm = cpu::linear_columns_bf16,
                                                   .bf16 = {cpu::round_to_bf16_neon, 1, cpu::kNeonBf16BlockRows},
                                                   .swiglu = cpu::swiglu_neon,
+                                                  .geglu = cpu::geglu_neon,
                                                   .add = cpu::add_neon,
                                                   .float_block_rows = cpu::kNeonBf16BlockRows,
                                                   .rotate_half = cpu::rotate_half_neon})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_i8mm"), kNeonI8mmFeatures, kNeonI8mmPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
+                                                  .geglu = cpu::geglu_neon,
                                                   .add = cpu::add_neon,
                                                   .quantized = cpu::linear_columns_q_i8mm,
                                                   .quantize_group = cpu::quantize_group_neon,
@@ -87,6 +90,7 @@ Status register_native_kernels(KernelRegistry& registry) {
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_dotprod"), kNeonDotProdFeatures, kNeonDotProdPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
+                                                  .geglu = cpu::geglu_neon,
                                                   .add = cpu::add_neon,
                                                   .quantized = cpu::linear_columns_q_dotprod,
                                                   .quantize_group = cpu::quantize_group_neon,
@@ -95,24 +99,30 @@ Status register_native_kernels(KernelRegistry& registry) {
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_neon,
                                                                        .gemm = cpu::linear_columns_neon,
                                                                        .swiglu = cpu::swiglu_neon,
+                                                                       .geglu = cpu::geglu_neon,
                                                                        .add = cpu::add_neon,
                                                                        .quantized = cpu::linear_columns_q_neon,
                                                                        .quantize_group = cpu::quantize_group_neon,
                                                                        .float_block_rows = cpu::kNeonFloatBlockRows,
                                                                        .rotate_half = cpu::rotate_half_neon})}));
   }
+  // attention and windowed_attention (Gemma's and Mistral's local layers) share their kernels.
+  const auto neon_attention = [](const KernelSignature& signature) {
+    return cpu::make_attention_kernel(
+        signature, {cpu::attention_scores_neon, cpu::attention_weighted_sum_neon, cpu::attention_softmax_neon,
+                    cpu::attention_tile_neon, cpu::kTileQueriesNeon});
+  };
+  STATICLM_RETURN_IF_ERROR(
+      registry.add({OpKind::kAttention, "cpu.neon.attention", kNeonFeatures, kNeonPriority, neon_attention}));
   STATICLM_RETURN_IF_ERROR(registry.add(
-      {OpKind::kAttention, "cpu.neon.attention", kNeonFeatures, kNeonPriority, [](const KernelSignature& signature) {
-         return cpu::make_attention_kernel(
-             signature, {cpu::attention_scores_neon, cpu::attention_weighted_sum_neon, cpu::attention_softmax_neon,
-                         cpu::attention_tile_neon, cpu::kTileQueriesNeon});
-       }}));
+      {OpKind::kWindowedAttention, "cpu.neon.windowed_attention", kNeonFeatures, kNeonPriority, neon_attention}));
   // The elementwise and row ops, each under "cpu.neon.<op>".
   struct ElementwiseOp {
     OpKind op;
     ElementwiseFactory make;
   };
   const ElementwiseOp elementwise_ops[] = {{OpKind::kSwiglu, cpu::make_swiglu_kernel},
+                                           {OpKind::kGeglu, cpu::make_swiglu_kernel},
                                            {OpKind::kAdd, cpu::make_add_kernel},
                                            {OpKind::kRmsNorm, cpu::make_rms_norm_kernel},
                                            {OpKind::kRope, cpu::make_rope_kernel}};

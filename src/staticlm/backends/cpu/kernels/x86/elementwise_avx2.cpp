@@ -16,6 +16,10 @@ void swiglu_avx2(const float* gate, const float* up, float* out, int64_t count) 
   elementwise::swiglu<simd::Avx2>(gate, up, out, count);
 }
 
+void geglu_avx2(const float* gate, const float* up, float* out, int64_t count) {
+  elementwise::geglu<simd::Avx2>(gate, up, out, count);
+}
+
 float exp_shifted_avx2(float* x, int64_t count, float shift) {
   return elementwise::exp_shifted<simd::Avx2>(x, count, shift);
 }

@@ -20,6 +20,10 @@ void swiglu_avx512(const float* gate, const float* up, float* out, int64_t count
   elementwise::swiglu<simd::Avx512>(gate, up, out, count);
 }
 
+void geglu_avx512(const float* gate, const float* up, float* out, int64_t count) {
+  elementwise::geglu<simd::Avx512>(gate, up, out, count);
+}
+
 float exp_shifted_avx512(float* x, int64_t count, float shift) {
   return elementwise::exp_shifted<simd::Avx512>(x, count, shift);
 }

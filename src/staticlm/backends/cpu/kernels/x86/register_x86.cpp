@@ -50,6 +50,7 @@ cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_
           .gemm = gemm,
           .bf16 = {cpu::round_to_bf16_avx512bf16, min_rows, block_rows},
           .swiglu = cpu::swiglu_avx512,
+          .geglu = cpu::geglu_avx512,
           .add = cpu::add_avx512,
           .float_block_rows = cpu::kAvxFloatBlockRows,
           .rotate_half = cpu::rotate_half_avx512};
@@ -59,6 +60,7 @@ cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_
 // alike).
 cpu::LinearEntryPoints quantized_entry_points(cpu::LinearColumnsFn quantized) {
   return {.swiglu = cpu::swiglu_avx512,
+          .geglu = cpu::geglu_avx512,
           .add = cpu::add_avx512,
           .quantized = quantized,
           .quantize_group = cpu::quantize_group_avx512,
@@ -101,6 +103,7 @@ Status register_native_kernels(KernelRegistry& registry) {
                                  {OpKind::kMultiLinear, cpu::make_multi_linear_kernel},
                                  {OpKind::kLinearAdd, cpu::make_linear_add_kernel},
                                  {OpKind::kSwigluLinear, cpu::make_swiglu_linear_kernel},
+                                 {OpKind::kGegluLinear, cpu::make_swiglu_linear_kernel},
                                  {OpKind::kQkvRopeCache, cpu::make_qkv_rope_cache_kernel}};
   for (const LinearOp& entry : linear_ops) {
     const std::string_view name = op_name(entry.op);
@@ -122,6 +125,7 @@ Status register_native_kernels(KernelRegistry& registry) {
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_avx512,
                                                                        .gemm = cpu::linear_columns_avx512,
                                                                        .swiglu = cpu::swiglu_avx512,
+                                                                       .geglu = cpu::geglu_avx512,
                                                                        .add = cpu::add_avx512,
                                                                        .quantized = cpu::linear_columns_q_avx2,
                                                                        .quantize_group = cpu::quantize_group_avx512,
@@ -131,6 +135,7 @@ Status register_native_kernels(KernelRegistry& registry) {
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx2.", name, "_vnni"), kAvxVnniFeatures, kAvxVnniPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_avx2,
+                                                  .geglu = cpu::geglu_avx2,
                                                   .add = cpu::add_avx2,
                                                   .quantized = cpu::linear_columns_q_avx_vnni,
                                                   .quantize_group = cpu::quantize_group_avx2,
@@ -139,26 +144,35 @@ Status register_native_kernels(KernelRegistry& registry) {
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
                                                                        .gemm = cpu::linear_columns_avx2,
                                                                        .swiglu = cpu::swiglu_avx2,
+                                                                       .geglu = cpu::geglu_avx2,
                                                                        .add = cpu::add_avx2,
                                                                        .quantized = cpu::linear_columns_q_avx2,
                                                                        .quantize_group = cpu::quantize_group_avx2,
                                                                        .float_block_rows = cpu::kAvxFloatBlockRows,
                                                                        .rotate_half = cpu::rotate_half_avx2})}));
   }
+  // attention and windowed_attention (Gemma's and Mistral's local layers) share their kernels.
+  const cpu::AttentionRowFns avx512_attention{cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
+                                              cpu::attention_softmax_avx512, cpu::attention_tile_avx512,
+                                              cpu::kTileQueriesAvx512};
+  const cpu::AttentionRowFns avx2_attention{cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2,
+                                            cpu::attention_softmax_avx2, cpu::attention_tile_avx2,
+                                            cpu::kTileQueriesAvx2};
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
+                                         attention_factory(avx512_attention)}));
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kWindowedAttention, "cpu.avx512.windowed_attention", kAvx512Features,
+                                         kAvx512Priority, attention_factory(avx512_attention)}));
   STATICLM_RETURN_IF_ERROR(registry.add(
-      {OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
-       attention_factory({cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
-                          cpu::attention_softmax_avx512, cpu::attention_tile_avx512, cpu::kTileQueriesAvx512})}));
-  STATICLM_RETURN_IF_ERROR(registry.add(
-      {OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority,
-       attention_factory({cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2, cpu::attention_softmax_avx2,
-                          cpu::attention_tile_avx2, cpu::kTileQueriesAvx2})}));
+      {OpKind::kAttention, "cpu.avx2.attention", kAvx2Features, kAvx2Priority, attention_factory(avx2_attention)}));
+  STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kWindowedAttention, "cpu.avx2.windowed_attention", kAvx2Features,
+                                         kAvx2Priority, attention_factory(avx2_attention)}));
   // The elementwise and row ops, each under "cpu.<isa>.<op>".
   struct ElementwiseOp {
     OpKind op;
     ElementwiseFactory make;
   };
   const ElementwiseOp elementwise_ops[] = {{OpKind::kSwiglu, cpu::make_swiglu_kernel},
+                                           {OpKind::kGeglu, cpu::make_swiglu_kernel},
                                            {OpKind::kAdd, cpu::make_add_kernel},
                                            {OpKind::kRmsNorm, cpu::make_rms_norm_kernel},
                                            {OpKind::kRope, cpu::make_rope_kernel}};
