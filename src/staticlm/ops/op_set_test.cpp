@@ -55,7 +55,7 @@ Attributes ints(std::string name, std::vector<int64_t> values) {
 
 TEST(OpSetTest, TableIsInEnumOrderWithUniqueNames) {
   std::set<std::string_view> names;
-  ASSERT_EQ(all_ops().size(), 24u);
+  ASSERT_EQ(all_ops().size(), 26u);
   for (size_t i = 0; i < all_ops().size(); ++i) {
     const OpDef& def = all_ops()[i];
     EXPECT_EQ(static_cast<size_t>(def.kind), i);
@@ -78,7 +78,8 @@ TEST(OpSetTest, FindOpListsTheKnownOps) {
   EXPECT_NE(missing.status().message().find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(missing.status().message().find("known: embedding, linear, rms_norm"), std::string::npos);
   EXPECT_NE(missing.status().message().find(
-                "swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache, windowed_attention, softcap)"),
+                "swiglu, multi_linear, linear_add, swiglu_linear, qkv_rope_cache, windowed_attention, softcap, geglu, "
+                "geglu_linear)"),
             std::string::npos);
 }
 

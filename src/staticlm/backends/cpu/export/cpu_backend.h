@@ -30,8 +30,9 @@ class CpuBackend final : public Backend {
   std::string_view id() const override;
   std::string_view summary() const override;
   const OptionSchema& option_schema() const override { return schema_; }
-  // weight_dtype (float formats), the fusions its kernels run as one op (swiglu, swiglu_linear,
-  // linear_add, multi_linear), then pack_weights (panels, int8 / int4 codes).
+  // weight_dtype (float formats), the fusions its kernels run as one op (swiglu / geglu,
+  // swiglu_linear / geglu_linear, linear_add, multi_linear), then pack_weights (panels, int8 / int4
+  // codes).
   std::vector<std::unique_ptr<GraphPass>> passes(const ResolvedOptions& options) const override;
   std::optional<std::string> stored_weight_format(const ResolvedOptions& options) const override;
   // Every op of the LLM op set.

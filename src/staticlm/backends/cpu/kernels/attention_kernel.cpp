@@ -141,7 +141,7 @@ class AttentionKernel final : public Kernel {
           const int64_t position = portable::load_index(call.positions, positions_dtype_, s);
           tile.q[tile.count] = call.q + head * sh.head_dim;
           tile.out[tile.count] = call.out + head * sh.head_dim;
-          tile.slots[tile.count] = position + 1;
+          tile.slots[tile.count] = std::max<int64_t>(position + 1, 0);  // any negative position pads
           tile.first[tile.count] = rule_.first_slot(position);
           if (position >= 0) {
             base = std::min(base, tile.first[tile.count]);

@@ -346,7 +346,7 @@ void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums)
   constexpr int W = V::kWidth;
   constexpr int Q = kTileQueries<V>;
   for (int v = 0; v < Q; ++v) {
-    const int64_t own = v < t.count ? t.slots[v] : 0;
+    const int64_t own = v < t.count && t.slots[v] > 0 ? t.slots[v] : 0;
     const float fill = own > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
     for (int64_t j = own; j < slots; ++j) {
       st[j * Q + v] = fill;

@@ -454,6 +454,8 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
       {DType::kF32, 1, 9, 3, 64, 64, {40}},
       {DType::kF16, 1, 4, 4, 16, 20, {15}},
       {DType::kF32, 5, 6, 2, 12, 37, {-1, -1, 2, 3, 4}},
+      // Any negative position pads, not only -1: a tile once masked from position + 1 backwards.
+      {DType::kF32, 4, 4, 2, 64, 16, {-100, -5, 3, 4}},
       {DType::kF16, 4, 8, 1, 9, 8, {0, 1, 2, 8}},
       {DType::kF32, 3, 2, 1, 70, 130, {66, 67, 69}},
       // Decode rows with few groups and long caches: the slots split into runs merged by (max,
@@ -505,7 +507,7 @@ TEST_P(CpuAttentionTest, MatchesThePortableWindowedAttention) {
       {{DType::kF32, 31, 4, 2, 64, 16, padded}, 5, 0.0},   {{DType::kF32, 31, 4, 2, 64, 16, padded}, 1, 3.0},
       {{DType::kF16, 40, 9, 3, 100, 64, rows}, 200, 0.0},  {{DType::kF32, 1, 10, 1, 1024, 64, {900}}, 512, 0.0},
       {{DType::kF16, 1, 8, 2, 600, 40, {599}}, 300, 30.0}, {{DType::kF32, 2, 4, 1, 400, 64, {-1, 300}}, 257, 0.0},
-      {{DType::kF32, 1, 4, 2, 64, 16, {3}}, 8, 0.0},
+      {{DType::kF32, 1, 4, 2, 64, 16, {3}}, 8, 0.0},       {{DType::kF32, 4, 4, 2, 64, 16, {-100, -5, 30, 31}}, 4, 1.5},
   };
   for (const WindowedCase& c : cases) {
     const AttentionCase& a = c.shape;

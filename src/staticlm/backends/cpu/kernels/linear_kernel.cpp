@@ -269,16 +269,16 @@ Result<std::unique_ptr<Kernel>> make_swiglu_linear_kernel(const KernelSignature&
   const TensorSpec& x = *signature.inputs[0];
   auto gate = make_part(x, *signature.inputs[1], nullptr, signature.attributes, 0, entry_points);
   if (!gate.ok()) {
-    return gate.status().with_context("swiglu_linear gate");
+    return gate.status().with_context(str_cat(op_name(signature.op), " gate"));
   }
   auto up = make_part(x, *signature.inputs[2], nullptr, signature.attributes, 1, entry_points);
   if (!up.ok()) {
-    return up.status().with_context("swiglu_linear up");
+    return up.status().with_context(str_cat(op_name(signature.op), " up"));
   }
-  STATICLM_RETURN_IF_ERROR(check_same_format({*gate, *up}, "swiglu_linear"));
+  STATICLM_RETURN_IF_ERROR(check_same_format({*gate, *up}, op_name(signature.op)));
   if (gate->shape.columns != up->shape.columns) {
-    return invalid_argument("swiglu_linear: gate and up have ", gate->shape.columns, " and ", up->shape.columns,
-                            " outputs");
+    return invalid_argument(op_name(signature.op), ": gate and up have ", gate->shape.columns, " and ",
+                            up->shape.columns, " outputs");
   }
   gate->weight_input = 1;
   up->weight_input = 2;

@@ -78,8 +78,9 @@ QuantizedWeight quantized_weight(const Tensor& rows, PanelCodes codes) {
 }
 
 // Every op the cpu backend takes on x86 runs on its NEON kernel here: the float linears (each
-// weight dtype, decode and chunk), the fused linears, attention over f32 and f16 caches, and the
-// elementwise and row ops. qkv_rope_cache's kernel is checked by CpuQkvTest.
+// weight dtype, decode and chunk), the fused linears (SwiGLU's and GeGLU's), attention and
+// windowed attention over f32 and f16 caches, and the elementwise and row ops. qkv_rope_cache's kernel is checked by
+// CpuQkvTest.
 TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   std::mt19937 rng(61);
   std::deque<Tensor> owned;  // a deque: the cases point at its elements
@@ -104,6 +105,7 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   cases.push_back({"cpu.neon.multi_linear", OpKind::kMultiLinear, parts.inputs, parts.attrs});
   const PackedNode& swiglu = nodes.emplace_back(pack_node({x, gate, up}, {1, 2}, Attributes{}));
   cases.push_back({"cpu.neon.swiglu_linear", OpKind::kSwigluLinear, swiglu.inputs, swiglu.attrs});
+  cases.push_back({"cpu.neon.geglu_linear", OpKind::kGegluLinear, swiglu.inputs, swiglu.attrs});
   const PackedNode& residual = nodes.emplace_back(pack_node({x, gate, tensor(DType::kF32, {3, 36})}, {1}, {}));
   cases.push_back({"cpu.neon.linear_add", OpKind::kLinearAdd, residual.inputs, residual.attrs});
   for (DType cache : {DType::kF32, DType::kF16}) {
@@ -113,12 +115,18 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
          OpKind::kAttention,
          {tensor(DType::kF32, {1, 2, 4, 32}), tensor(cache, {1, 2, 8, 32}), tensor(cache, {1, 2, 8, 32}), positions},
          {}});
+    cases.push_back(
+        {"cpu.neon.windowed_attention",
+         OpKind::kWindowedAttention,
+         {tensor(DType::kF32, {1, 2, 4, 32}), tensor(cache, {1, 2, 8, 32}), tensor(cache, {1, 2, 8, 32}), positions},
+         {{"window", int64_t{3}}, {"softcap", 2.0}}});
   }
   Tensor* rope_positions = &owned.emplace_back(portable_test::index_tensor(DType::kI32, {0, 1, 2}));
   cases.push_back(
       {"cpu.neon.rope", OpKind::kRope, {tensor(DType::kF32, {1, 3, 2, 16}), rope_positions}, {{"theta", 10000.0}}});
   cases.push_back({"cpu.neon.rms_norm", OpKind::kRmsNorm, {x, tensor(DType::kF32, {40})}, {{"eps", 1e-5}}});
   cases.push_back({"cpu.neon.swiglu", OpKind::kSwiglu, {x, x}, {}});
+  cases.push_back({"cpu.neon.geglu", OpKind::kGeglu, {x, x}, {}});
   cases.push_back({"cpu.neon.add", OpKind::kAdd, {x, x}, {}});
   expect_kernels("auto", cases);
   expect_kernels("neon", cases);

@@ -6,6 +6,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+// Before the target pragma: the standard headers' inline functions (std::tanh) must not be
+// compiled for this instruction set, or the linker may keep that copy for every caller.
+#include <cmath>
+#include <limits>
+
 #include "staticlm/backends/cpu/kernels/x86/attention_x86.h"
 
 #pragma GCC push_options
