@@ -81,7 +81,6 @@ class HfStaticSession final : public LlmSession {
         STATICLM_RETURN_IF_ERROR(io_->bind_shared(cache, {spec::kDecode, name, IoRole::kCache, cache_bytes}));
         STATICLM_RETURN_IF_ERROR(prefill_.session->bind_input(name, c_.cache_dtype, cache));
         STATICLM_RETURN_IF_ERROR(decode_.session->bind_input(name, c_.cache_dtype, cache));
-        (keys ? key_caches_ : value_caches_).push_back(static_cast<uint8_t*>(cache.data));
         caches_.push_back({name, cache});
       }
     }
@@ -306,6 +305,10 @@ class HfStaticSession final : public LlmSession {
     tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   }
 
+  uint8_t* cache_of(size_t layer, bool keys) const {
+    return static_cast<uint8_t*>(caches_[2 * layer + (keys ? 0 : 1)].second.data);
+  }
+
   size_t row_bytes() const { return static_cast<size_t>(c_.head_dim) * dtype_info(c_.cache_dtype).block_bytes; }
 
   // Calls `visit` with each cache's first `count` rows of each kv head ([1, Hkv, C, D]: a head's
@@ -314,7 +317,7 @@ class HfStaticSession final : public LlmSession {
   void for_each_cache_block(int64_t count, Visit visit) const {
     const size_t bytes = static_cast<size_t>(count) * row_bytes();
     for (size_t layer = 0; layer < static_cast<size_t>(c_.num_layers); ++layer) {
-      for (uint8_t* cache : {key_caches_[layer], value_caches_[layer]}) {
+      for (uint8_t* cache : {cache_of(layer, true), cache_of(layer, false)}) {
         for (int64_t head = 0; head < c_.num_kv_heads; ++head) {
           visit(cache + static_cast<size_t>(head * c_.max_cache_len) * row_bytes(), bytes);
         }
@@ -329,7 +332,7 @@ class HfStaticSession final : public LlmSession {
     for (size_t layer = 0; layer < static_cast<size_t>(c_.num_layers); ++layer) {
       for (int kind = 0; kind < 2; ++kind) {
         const uint8_t* rows = kind == 0 ? m.new_keys[layer] : m.new_values[layer];
-        uint8_t* cache = kind == 0 ? key_caches_[layer] : value_caches_[layer];
+        uint8_t* cache = cache_of(layer, kind == 0);
         for (int64_t head = 0; head < c_.num_kv_heads; ++head) {
           for (int64_t s = pad; s < m.seq_len; ++s) {
             const int64_t slot = m.cache_position[s];
@@ -348,11 +351,10 @@ class HfStaticSession final : public LlmSession {
   OpProfile* op_profile_ = nullptr;  // the session options'; null: no timing
   MethodBuffers prefill_;
   MethodBuffers decode_;
-  MethodBuffers embeddings_;                                    // opened by the first embed()
-  Status embeddings_failure_;                                   // why that open failed
-  std::vector<std::pair<std::string, ExternalBuffer>> caches_;  // by input name, for a method opened later
-  std::vector<uint8_t*> key_caches_;
-  std::vector<uint8_t*> value_caches_;
+  MethodBuffers embeddings_;   // opened by the first embed()
+  Status embeddings_failure_;  // why that open failed
+  // Per layer its key cache, then its value cache, by input name (a method opened later binds them).
+  std::vector<std::pair<std::string, ExternalBuffer>> caches_;
   int64_t position_ = 0;
   std::vector<int32_t> tokens_;  // what the cache holds: position_ of them
 };
