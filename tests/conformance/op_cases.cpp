@@ -106,10 +106,16 @@ std::vector<OpCase> build() {
   // Elementwise, with broadcasting and odd sizes.
   add("add_broadcast", OpKind::kAdd, {activation({2, 3, 5}), activation({5})});
   add("mul_broadcast_middle", OpKind::kMul, {activation({2, 1, 7}), activation({3, 1})});
+  // Granite's multipliers and Gemma's embedding scale (a scalar), Phi-3's rope attention factor (a
+  // trailing row), a product of one shape.
+  add("mul_scalar", OpKind::kMul, {activation({1, 5, 67}), activation({1})});
+  add("mul_trailing_row", OpKind::kMul, {activation({1, 3, 2, 16}), activation({16})});
+  add("mul_same_shape", OpKind::kMul, {activation({3, 67}), activation({3, 67})});
   add("silu_odd", OpKind::kSilu, {activation({1, 3, 67})});
   add("gelu_erf", OpKind::kGelu, {activation({5, 13})});
   add("gelu_tanh", OpKind::kGelu, {activation({5, 13})}, {{"approximate", std::string("tanh")}});
   add("softcap_odd", OpKind::kSoftcap, {activation({3, 67})}, {{"cap", 0.6}});
+  add("softcap_final_logits", OpKind::kSoftcap, {activation({2, 1000})}, {{"cap", 0.3}});
   // multi_linear: q / k / v widths at decode, two biased parts at prefill.
   add("multi_linear_decode_qkv", OpKind::kMultiLinear,
       {activation({1, 1, 67}), weight(DType::kF32, {13, 67}), weight(DType::kF32, {5, 67}),

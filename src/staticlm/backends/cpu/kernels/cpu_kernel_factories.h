@@ -18,6 +18,8 @@ namespace staticlm::cpu {
 // An elementwise loop over two inputs of one length: swiglu (gate, up) or add (a, b). out may be
 // either input.
 using PairwiseFn = void (*)(const float* a, const float* b, float* out, int64_t count);
+// A loop over one input with one float parameter (scale's factor, softcap's cap).
+using ScaleFn = void (*)(const float* x, float value, float* out, int64_t count);
 
 using RoundBf16Fn = void (*)(const float* x, int64_t count, uint16_t* out);
 
@@ -76,6 +78,8 @@ Result<std::unique_ptr<Kernel>> make_attention_kernel(const KernelSignature& sig
 
 Result<std::unique_ptr<Kernel>> make_swiglu_kernel(const KernelSignature& signature, ElementwiseFns fns);
 Result<std::unique_ptr<Kernel>> make_add_kernel(const KernelSignature& signature, ElementwiseFns fns);
+Result<std::unique_ptr<Kernel>> make_mul_kernel(const KernelSignature& signature, ElementwiseFns fns);
+Result<std::unique_ptr<Kernel>> make_softcap_kernel(const KernelSignature& signature, ElementwiseFns fns);
 Result<std::unique_ptr<Kernel>> make_rms_norm_kernel(const KernelSignature& signature, ElementwiseFns fns);
 Result<std::unique_ptr<Kernel>> make_rope_kernel(const KernelSignature& signature, ElementwiseFns fns);
 

@@ -5,6 +5,7 @@
 // skipped, saying so; a build without native kernels checks that the portable ones run instead).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -616,6 +617,66 @@ TEST_P(CpuElementwiseTest, AddMatchesThePortableAddAndLeavesBroadcastsToIt) {
   EXPECT_EQ(kernel_name, "portable.add");
 }
 
+// Granite's multipliers and Gemma's embedding scale (a scalar), Phi-3's rope attention factor (a
+// trailing row), and a product of one shape: the portable products, bit for bit. A broadcast of
+// middle axes is the portable kernel's.
+TEST_P(CpuElementwiseTest, MulMatchesThePortableMulAndLeavesOtherBroadcastsToIt) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(35);
+  for (const Shape& shape : {Shape{1, 576}, Shape{3, 37}, Shape{5}, Shape{1, 128, 6, 40}}) {
+    Tensor a = random_tensor(DType::kF32, shape, rng);
+    Tensor b = random_tensor(DType::kF32, shape, rng);
+    Tensor scalar = random_tensor(DType::kF32, {1}, rng);
+    Tensor row = random_tensor(DType::kF32, {shape.back()}, rng);
+    Shape ones(shape.size(), 1);
+    ones.back() = shape.back();
+    Tensor leading_ones = random_tensor(DType::kF32, ones, rng);
+    expect_conforms(GetParam(), OpKind::kMul, {&a, &b}, {}, 0.0, 0.0);
+    expect_conforms(GetParam(), OpKind::kMul, {&a, &scalar}, {}, 0.0, 0.0);
+    expect_conforms(GetParam(), OpKind::kMul, {&scalar, &a}, {}, 0.0, 0.0);
+    expect_conforms(GetParam(), OpKind::kMul, {&a, &row}, {}, 0.0, 0.0);
+    if (shape.size() >= 2) {
+      expect_conforms(GetParam(), OpKind::kMul, {&leading_ones, &a}, {}, 0.0, 0.0);
+    }
+  }
+  Tensor a = random_tensor(DType::kF32, {4, 3, 8}, rng);
+  Tensor column = random_tensor(DType::kF32, {3, 1}, rng);
+  std::string kernel_name;
+  auto got =
+      run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kMul, {&a, &column}, {}, &kernel_name);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name, "portable.mul");
+}
+
+// Gemma 2's final logits: the vector tanh against std::tanh, from 0 (where 1 - 2 / (e^2y + 1)
+// alone would cancel) through the polynomial's edge to saturation, and NaN kept.
+TEST_P(CpuElementwiseTest, SoftcapMatchesThePortableSoftcap) {
+  if (!host_has(GetParam())) {
+    GTEST_SKIP() << "this CPU has no " << GetParam().isa;
+  }
+  std::mt19937 rng(36);
+  for (const double cap : {30.0, 2.5}) {
+    Tensor x = random_tensor(DType::kF32, {3, 1000}, rng, -200.0f, 200.0f);
+    const float edges[] = {
+        0.0f,    1e-30f, -1e-7f, 0.625f * static_cast<float>(cap), -0.6249f * static_cast<float>(cap), 1e-3f, -4000.0f,
+        4000.0f, 3e38f,  -3e38f};
+    std::copy(std::begin(edges), std::end(edges), x.data<float>());
+    for (int i = 0; i < 200; ++i) {
+      x.data<float>()[20 + i] = static_cast<float>(cap) * (-1.0f + 0.01f * static_cast<float>(i));
+    }
+    expect_conforms(GetParam(), OpKind::kSoftcap, {&x}, Attributes{{"cap", cap}}, 5e-7, 1e-30);
+  }
+  Tensor nan = random_tensor(DType::kF32, {1, 20}, rng);
+  nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kSoftcap, {&nan},
+                         Attributes{{"cap", 30.0}});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_TRUE(std::isnan((*got)[0].data<float>()[3]));
+  EXPECT_FALSE(std::isnan((*got)[0].data<float>()[4]));
+}
+
 TEST_P(CpuElementwiseTest, RmsNormMatchesThePortableRmsNorm) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
@@ -657,15 +718,27 @@ TEST_P(CpuElementwiseTest, RopeMatchesThePortableRope) {
                           {"factor", 32.0},          {"low_freq_factor", 1.0},
                           {"high_freq_factor", 4.0}, {"original_max_position", int64_t{8192}}};
   const Attributes plain{{"theta", 10000.0}};
-  // Head dims 64 (the shapes), 6 and 40 (tails of both widths); a left-padded chunk.
-  for (const int64_t head_dim : {int64_t{64}, int64_t{6}, int64_t{40}}) {
+  // Head dims 64 (the shapes), 6 and 40 (tails of both widths); a left-padded chunk; a partial
+  // rotary_dim (Phi-4-mini rotates 96 of 128 channels; 24 of 40 and 2 of 6 make tails).
+  for (const int64_t head_dim : {int64_t{64}, int64_t{6}, int64_t{40}, int64_t{128}}) {
     // longrope (Phi-3): one factor per channel pair, 1 to about 16.
     std::string factors;
     for (int64_t i = 0; i < head_dim / 2; ++i) {
       factors += str_cat(i == 0 ? "" : ",", 1.0 + 0.5 * static_cast<double>(i));
     }
     const Attributes longrope{{"theta", 10000.0}, {"scaling", std::string("longrope")}, {"frequency_factors", factors}};
-    for (const Attributes* attrs : {&plain, &llama3, &longrope}) {
+    Attributes partial_longrope = longrope;
+    const int64_t rotary_dim = head_dim == 128 ? 96 : head_dim == 40 ? 24 : 2;
+    partial_longrope.set("rotary_dim", rotary_dim);
+    std::string partial_factors;
+    for (int64_t i = 0; i < rotary_dim / 2; ++i) {
+      partial_factors += str_cat(i == 0 ? "" : ",", 1.0 + 0.5 * static_cast<double>(i));
+    }
+    partial_longrope.set("frequency_factors", partial_factors);
+    Attributes partial_plain = plain;
+    partial_plain.set("rotary_dim", rotary_dim);
+    for (const Attributes* attrs :
+         std::initializer_list<const Attributes*>{&plain, &llama3, &longrope, &partial_plain, &partial_longrope}) {
       Tensor x = random_tensor(DType::kF32, {1, 5, 3, head_dim}, rng);
       Tensor positions = std::move(Tensor::zeros(DType::kI32, {5})).value();
       const int32_t at[] = {-1, -1, 7, 8, 4000};
@@ -674,14 +747,6 @@ TEST_P(CpuElementwiseTest, RopeMatchesThePortableRope) {
       expect_conforms(GetParam(), OpKind::kRope, {&x, &positions}, *attrs, 1e-6, 1e-7);
     }
   }
-  // A partial rotary dimension is the portable kernel's.
-  Tensor x = random_tensor(DType::kF32, {1, 2, 2, 8}, rng);
-  Tensor positions = std::move(Tensor::zeros(DType::kI64, {2})).value();
-  std::string kernel_name;
-  auto got = run_op_with(cpu_registry(), *cpu_features_for_isa(GetParam().isa), OpKind::kRope, {&x, &positions},
-                         Attributes{{"theta", 10000.0}, {"rotary_dim", int64_t{4}}}, &kernel_name);
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
-  EXPECT_EQ(kernel_name, "portable.rope");
 }
 
 TEST_P(CpuElementwiseTest, TheVectorExpIsWithinTwoUlpOfExpf) {

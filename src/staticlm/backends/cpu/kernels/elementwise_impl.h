@@ -116,6 +116,70 @@ void add(const float* a, const float* b, float* out, int64_t count) {
 }
 
 template <class V>
+struct Mul {
+  typename V::Reg operator()(typename V::Reg x, typename V::Reg y) const { return V::mul(x, y); }
+};
+
+template <class V>
+void mul(const float* a, const float* b, float* out, int64_t count) {
+  map2<V>(a, b, out, count, Mul<V>{});
+}
+
+// Loads, operates and stores kWidth lanes at a time over one input, as map2.
+template <class V, class Op>
+void map1(const float* x, float* out, int64_t count, Op op) {
+  int64_t i = 0;
+  for (; i + V::kWidth <= count; i += V::kWidth) {
+    V::store(out + i, op(V::load(tiles::F32{}, x + i)));
+  }
+  if (i < count) {
+    const int rest = static_cast<int>(count - i);
+    V::store_tail(out + i, op(V::load_tail(tiles::F32{}, x + i, rest)), rest);
+  }
+}
+
+template <class V>
+struct MulBy {
+  typename V::Reg factor;
+  typename V::Reg operator()(typename V::Reg x) const { return V::mul(x, factor); }
+};
+
+template <class V>
+void scale(const float* x, float factor, float* out, int64_t count) {
+  map1<V>(x, out, count, MulBy<V>{V::set1(factor)});
+}
+
+// tanh as Cephes' tanhf computes it: an odd polynomial below |y| = 0.625, where 1 - 2 / (e^2y + 1)
+// would lose the small result to cancellation, and that form above (its result there is at least
+// 0.55 in magnitude, also for negative y). y * 0 turns a NaN or infinite y into NaN, which the
+// clamped exp would otherwise hide.
+template <class V>
+typename V::Reg tanh(typename V::Reg y) {
+  const typename V::Reg s = V::mul(y, y);
+  typename V::Reg p = V::set1(-5.70498872745e-3f);
+  p = V::fma(p, s, V::set1(2.06390887954e-2f));
+  p = V::fma(p, s, V::set1(-5.37397155531e-2f));
+  p = V::fma(p, s, V::set1(1.33314422036e-1f));
+  p = V::fma(p, s, V::set1(-3.33332819422e-1f));
+  const typename V::Reg small = V::fma(V::mul(p, s), y, y);
+  const typename V::Reg e = exp<V>(V::add(y, y));
+  const typename V::Reg large = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
+  const typename V::Reg t = V::select_less(s, V::set1(0.390625f), small, large);
+  return V::add(t, V::mul(y, V::zero()));
+}
+
+template <class V>
+struct Softcap {
+  typename V::Reg cap;
+  typename V::Reg operator()(typename V::Reg x) const { return V::mul(cap, tanh<V>(V::div(x, cap))); }
+};
+
+template <class V>
+void softcap(const float* x, float cap, float* out, int64_t count) {
+  map1<V>(x, out, count, Softcap<V>{V::set1(cap)});
+}
+
+template <class V>
 struct ScaleBy {
   typename V::Reg scale;
   typename V::Reg operator()(typename V::Reg v, typename V::Reg w) const { return V::mul(V::mul(v, scale), w); }

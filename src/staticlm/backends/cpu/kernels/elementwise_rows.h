@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu backend's vectorized elementwise and row loops, per ISA (x86/elementwise_avx512.cpp,
-// ...): the residual add, one row of rms_norm, rope's rotation of one head, and
+// ...): the residual add, mul and scale, softcap's tanh, one row of rms_norm, rope's rotation of one head, and
 // swiglu and the softmax's exponentials, both over a vector exp (a
 // Cephes-style polynomial after range reduction: within 2 ulp of expf over the clamped range
 // [-87.3, 88.3], which covers every float whose exp is a normal float).
@@ -17,6 +17,12 @@ struct ElementwiseFns {
   void (*geglu)(const float* gate, const float* up, float* out, int64_t count) = nullptr;
   // out[i] = a[i] + b[i].
   void (*add)(const float* a, const float* b, float* out, int64_t count) = nullptr;
+  // out[i] = a[i] * b[i].
+  void (*mul)(const float* a, const float* b, float* out, int64_t count) = nullptr;
+  // out[i] = x[i] * factor.
+  void (*scale)(const float* x, float factor, float* out, int64_t count) = nullptr;
+  // out[i] = cap * tanh(x[i] / cap); a NaN or infinite x gives NaN.
+  void (*softcap)(const float* x, float cap, float* out, int64_t count) = nullptr;
   // out[i] = x[i] * (1 / sqrt(sum(x^2) / width + eps)) * weight[i] over one row.
   void (*rms_norm)(const float* x, const float* weight, float* out, int64_t width, float eps) = nullptr;
   // Rotate-half over one head: out[i] = x[i] cos[i] - x[i + half] sin[i],

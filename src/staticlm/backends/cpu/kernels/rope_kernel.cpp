@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu rope: the portable kernel's semantics and angles (cos and sin in double once per row),
-// rows split over the pool and each head's rotation vectorized per ISA. The full rotary dimension
-// only (a partial rotary_dim stays portable).
+// rows split over the pool and each head's rotation vectorized per ISA. Channels past a partial
+// rotary_dim (Phi-3's, Granite's) are copied, as the portable kernel does.
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -49,6 +49,10 @@ class RopeKernel final : public Kernel {
           for (int64_t h = 0; h < heads_; ++h) {
             const int64_t offset = row_offset + h * head_dim_;
             fns_.rotate_half(x + offset, cos_table, sin_table, out + offset, half);
+            if (2 * half < head_dim_ && out != x) {
+              std::memcpy(out + offset + 2 * half, x + offset + 2 * half,
+                          static_cast<size_t>(head_dim_ - 2 * half) * sizeof(float));
+            }
           }
         }
       }
@@ -73,10 +77,6 @@ Result<std::unique_ptr<Kernel>> make_rope_kernel(const KernelSignature& signatur
   const TensorSpec& x = *signature.inputs[0];
   STATICLM_ASSIGN_OR_RETURN(RopeParams params, RopeParams::from_attributes(signature.attributes, x.shape[3]));
   std::vector<double> inv_freq = params.inverse_frequencies();
-  if (static_cast<int64_t>(2 * inv_freq.size()) != x.shape[3]) {
-    return unimplemented("rope: the cpu kernel rotates the whole head (rotary_dim ", 2 * inv_freq.size(),
-                         " of head_dim ", x.shape[3], ")");
-  }
   return std::make_unique<RopeKernel>(fns, std::move(inv_freq), signature.inputs[1]->dtype, x.shape);
 }
 

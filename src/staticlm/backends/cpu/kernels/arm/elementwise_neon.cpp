@@ -22,6 +22,18 @@ void add_neon(const float* a, const float* b, float* out, int64_t count) {
   elementwise::add<simd::Neon>(a, b, out, count);
 }
 
+void mul_neon(const float* a, const float* b, float* out, int64_t count) {
+  elementwise::mul<simd::Neon>(a, b, out, count);
+}
+
+void scale_neon(const float* x, float factor, float* out, int64_t count) {
+  elementwise::scale<simd::Neon>(x, factor, out, count);
+}
+
+void softcap_neon(const float* x, float cap, float* out, int64_t count) {
+  elementwise::softcap<simd::Neon>(x, cap, out, count);
+}
+
 void rms_norm_neon(const float* x, const float* weight, float* out, int64_t width, float eps) {
   elementwise::rms_norm<simd::Neon>(x, weight, out, width, eps);
 }

@@ -128,6 +128,14 @@ TEST(CpuKernelsTest, AArch64RunsEveryOpOnItsNeonKernel) {
   cases.push_back({"cpu.neon.swiglu", OpKind::kSwiglu, {x, x}, {}});
   cases.push_back({"cpu.neon.geglu", OpKind::kGeglu, {x, x}, {}});
   cases.push_back({"cpu.neon.add", OpKind::kAdd, {x, x}, {}});
+  cases.push_back({"cpu.neon.mul", OpKind::kMul, {x, x}, {}});
+  cases.push_back({"cpu.neon.mul", OpKind::kMul, {x, tensor(DType::kF32, {1})}, {}});
+  cases.push_back({"cpu.neon.mul", OpKind::kMul, {x, tensor(DType::kF32, {40})}, {}});
+  cases.push_back({"cpu.neon.softcap", OpKind::kSoftcap, {x}, {{"cap", 30.0}}});
+  cases.push_back({"cpu.neon.rope",
+                   OpKind::kRope,
+                   {tensor(DType::kF32, {1, 3, 2, 16}), rope_positions},
+                   {{"theta", 10000.0}, {"rotary_dim", int64_t{12}}}});
   expect_kernels("auto", cases);
   expect_kernels("neon", cases);
 }

@@ -121,11 +121,11 @@ Status register_native_kernels(KernelRegistry& registry) {
     OpKind op;
     ElementwiseFactory make;
   };
-  const ElementwiseOp elementwise_ops[] = {{OpKind::kSwiglu, cpu::make_swiglu_kernel},
-                                           {OpKind::kGeglu, cpu::make_swiglu_kernel},
-                                           {OpKind::kAdd, cpu::make_add_kernel},
-                                           {OpKind::kRmsNorm, cpu::make_rms_norm_kernel},
-                                           {OpKind::kRope, cpu::make_rope_kernel}};
+  const ElementwiseOp elementwise_ops[] = {
+      {OpKind::kSwiglu, cpu::make_swiglu_kernel},   {OpKind::kGeglu, cpu::make_swiglu_kernel},
+      {OpKind::kAdd, cpu::make_add_kernel},         {OpKind::kMul, cpu::make_mul_kernel},
+      {OpKind::kSoftcap, cpu::make_softcap_kernel}, {OpKind::kRmsNorm, cpu::make_rms_norm_kernel},
+      {OpKind::kRope, cpu::make_rope_kernel}};
   for (const ElementwiseOp& entry : elementwise_ops) {
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.neon.", op_name(entry.op)), kNeonFeatures,
                                            kNeonPriority, elementwise_factory(entry.make, cpu::kElementwiseNeon)}));

@@ -46,6 +46,10 @@ struct Neon {
   static Reg div(Reg a, Reg b) { return vdivq_f32(a, b); }
   static Reg min(Reg a, Reg b) { return vminq_f32(a, b); }
   static Reg max(Reg a, Reg b) { return vmaxq_f32(a, b); }
+  // Lanewise a < b ? if_less : otherwise (false where either is NaN).
+  static Reg select_less(Reg a, Reg b, Reg if_less, Reg otherwise) {
+    return vbslq_f32(vcltq_f32(a, b), if_less, otherwise);
+  }
   static Reg round(Reg a) { return vrndnq_f32(a); }  // to nearest, ties to even
   // 2^n for integral n in [-126, 127], through the exponent bits.
   static Reg exp2_int(Reg n) {

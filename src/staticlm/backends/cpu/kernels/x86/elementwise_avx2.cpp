@@ -28,6 +28,18 @@ void add_avx2(const float* a, const float* b, float* out, int64_t count) {
   elementwise::add<simd::Avx2>(a, b, out, count);
 }
 
+void mul_avx2(const float* a, const float* b, float* out, int64_t count) {
+  elementwise::mul<simd::Avx2>(a, b, out, count);
+}
+
+void scale_avx2(const float* x, float factor, float* out, int64_t count) {
+  elementwise::scale<simd::Avx2>(x, factor, out, count);
+}
+
+void softcap_avx2(const float* x, float cap, float* out, int64_t count) {
+  elementwise::softcap<simd::Avx2>(x, cap, out, count);
+}
+
 void rms_norm_avx2(const float* x, const float* weight, float* out, int64_t width, float eps) {
   elementwise::rms_norm<simd::Avx2>(x, weight, out, width, eps);
 }

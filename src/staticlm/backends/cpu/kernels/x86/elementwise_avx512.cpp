@@ -32,6 +32,18 @@ void add_avx512(const float* a, const float* b, float* out, int64_t count) {
   elementwise::add<simd::Avx512>(a, b, out, count);
 }
 
+void mul_avx512(const float* a, const float* b, float* out, int64_t count) {
+  elementwise::mul<simd::Avx512>(a, b, out, count);
+}
+
+void scale_avx512(const float* x, float factor, float* out, int64_t count) {
+  elementwise::scale<simd::Avx512>(x, factor, out, count);
+}
+
+void softcap_avx512(const float* x, float cap, float* out, int64_t count) {
+  elementwise::softcap<simd::Avx512>(x, cap, out, count);
+}
+
 void rms_norm_avx512(const float* x, const float* weight, float* out, int64_t width, float eps) {
   elementwise::rms_norm<simd::Avx512>(x, weight, out, width, eps);
 }

@@ -61,6 +61,10 @@ struct Avx2 {
   static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  // Lanewise a < b ? if_less : otherwise (false where either is NaN).
+  static Reg select_less(Reg a, Reg b, Reg if_less, Reg otherwise) {
+    return _mm256_blendv_ps(otherwise, if_less, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
+  }
   static Reg round(Reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   // 2^n for integral n in [-126, 127], through the exponent bits.
   static Reg exp2_int(Reg n) {

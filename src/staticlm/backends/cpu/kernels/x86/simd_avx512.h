@@ -54,6 +54,10 @@ struct Avx512 {
   static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
   static Reg min(Reg a, Reg b) { return _mm512_min_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  // Lanewise a < b ? if_less : otherwise (false where either is NaN).
+  static Reg select_less(Reg a, Reg b, Reg if_less, Reg otherwise) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), otherwise, if_less);
+  }
   static Reg round(Reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   // 2^n for integral n in [-126, 127], through the exponent bits.
   static Reg exp2_int(Reg n) {
