@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parity with the JavaScript port of Hugging Face tokenizers on real tokenizer.json files: the
-// fixtures in tests/fixtures/tokenizers/ were produced by scripts/tokenizer_reference.mjs.
+// fixtures in tests/fixtures/tokenizers/ were produced by scripts/tokenizer_reference.mjs. Phi-3's
+// tokenizer.json is rebuilt from llama.cpp's vocabulary GGUF, and its ids are the ones Hugging Face
+// transformers gave (scripts/gguf_vocab_to_tokenizer_json.py).
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +122,63 @@ TEST_P(HfParityTest, StreamingDecodeEqualsFullDecodeAndStaysValidUtf8) {
 
 INSTANTIATE_TEST_SUITE_P(Families, HfParityTest, ::testing::Values("llama2", "llama3", "qwen3", "gemma3"),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
+
+// Phi-3-mini: tokenizer.json rebuilt from llama.cpp's models/ggml-vocab-phi-3.gguf the way
+// transformers' LlamaConverter builds it; the ids are llama.cpp's ggml-vocab-phi-3.gguf.out, which
+// transformers produced with Phi-3-mini's real tokenizer (add_special_tokens=False).
+TEST(HfGgufOracle, Phi3EncodesAsTransformersDid) {
+  const Family& phi3 = family("phi3");
+  ASSERT_NE(phi3.tokenizer, nullptr);
+  const Tokenizer& tokenizer = *phi3.tokenizer;
+  const nlohmann::json& cases = phi3.expected.at("cases");
+  ASSERT_EQ(cases.size(), 46u);
+  const int32_t bos = 1;
+  for (const auto& item : cases) {
+    std::string text = item.at("text");
+    SCOPED_TRACE("text: " + text);
+    std::vector<int32_t> expected = ids_of(item.at("ids_no_special"));
+    auto plain = tokenizer.encode(text, EncodeOptions{false, true});
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    EXPECT_EQ(*plain, expected);
+    // The GGUF's tokenizer.ggml.add_bos_token is true: <s> comes first.
+    auto with_special = tokenizer.encode(text, EncodeOptions{true, true});
+    ASSERT_TRUE(with_special.ok()) << with_special.status().to_string();
+    std::vector<int32_t> bos_first = {bos};
+    bos_first.insert(bos_first.end(), expected.begin(), expected.end());
+    EXPECT_EQ(*with_special, bos_first);
+    // No case holds a literal U+2581 ("▁"), so the legacy SentencePiece decoder gives the text back.
+    auto decoded = tokenizer.decode(expected, false);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+    EXPECT_EQ(*decoded, text);
+    const tokenizer_test::Streamed streamed = tokenizer_test::stream_decode(tokenizer, expected, false);
+    EXPECT_EQ(streamed.text, text);
+  }
+}
+
+TEST(HfGgufOracle, Phi3SpecialTokensAndTheirFlags) {
+  const Family& phi3 = family("phi3");
+  ASSERT_NE(phi3.tokenizer, nullptr);
+  const Tokenizer& tokenizer = *phi3.tokenizer;
+  EXPECT_EQ(tokenizer.bos_id(), std::optional<int32_t>(1));
+  EXPECT_EQ(tokenizer.eos_ids(), std::vector<int32_t>{32000});
+  // 32000 SentencePiece pieces and the added tokens up to <|user|>; llama.cpp's [PAD32011] ...
+  // [PAD32063] (the model's 32064-row embedding) are not tokens.
+  EXPECT_EQ(tokenizer.vocab_size(), 32011);
+  EXPECT_EQ(tokenizer.token_to_id("<|end|>"), std::optional<int32_t>(32007));
+  EXPECT_EQ(tokenizer.token_to_id("<|user|>"), std::optional<int32_t>(32010));
+  EXPECT_TRUE(tokenizer.is_special(32007));
+  EXPECT_TRUE(tokenizer.is_special(1));
+  // <|user|>, <|end|> and <|assistant|> have rstrip, so the newlines after them are swallowed.
+  auto turn = tokenizer.encode("<|user|>\nHi<|end|>\n<|assistant|>\n", EncodeOptions{false, true});
+  ASSERT_TRUE(turn.ok()) << turn.status().to_string();
+  auto hi = tokenizer.encode("Hi", EncodeOptions{false, true});
+  ASSERT_TRUE(hi.ok()) << hi.status().to_string();
+  std::vector<int32_t> expected = {32010};
+  expected.insert(expected.end(), hi->begin(), hi->end());
+  expected.push_back(32007);
+  expected.push_back(32001);
+  EXPECT_EQ(*turn, expected);
+}
 
 TEST(HfFamilyFacts, SpecialIdsComeFromTheConfig) {
   const Tokenizer& llama2 = *family("llama2").tokenizer;
