@@ -593,6 +593,61 @@ TEST(CpuConformance, QuantizedWeightsAreStoredOnceInPanelsAndStayCloseToF32) {
   }
 }
 
+// The families beyond Llama at int8 / int4 (group 32): on the portable kernels a quantized program
+// equals the f32 program over its dequantized weights up to summation order (so nothing a family
+// adds, from fused q / k / v to GeGLU, soft-caps and multipliers, loses the quantized weights'
+// meaning), and on the integer kernels it stays within the same loose bounds as Llama's above.
+TEST(CpuConformance, EveryFamilyRunsQuantizedWeightsNearItsF32Program) {
+  for (const std::string family :
+       {"qwen3", "mistral_window", "gemma2", "gemma3", "phi3", "granite", "olmo2", "smollm3"}) {
+    SCOPED_TRACE(family);
+    testing::FixtureReference ref = testing::load_fixture_reference(family);
+    auto backend = cpu_backend();
+    HfStaticExportOptions f32 = small_options();
+    f32.backend = backend.get();
+    const std::string f32_path = temp_path(family + "_family_f32.slm");
+    ASSERT_TRUE(export_hf_static(ref.dir, f32_path, f32).ok());
+    const std::vector<float> expected = run_prompt(f32_path, ref.prompt_tokens);
+    auto checkpoint = SafetensorsCheckpoint::open(ref.dir);
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().to_string();
+    // A tied table is the head's matrix too, so it is stored quantized; an untied one is only gathered.
+    const bool tied = !checkpoint->get("lm_head.weight").ok();
+    for (const std::string codes : {"int8", "int4"}) {
+      const std::string name = str_cat(family, "_family_", codes);
+      SCOPED_TRACE(name);
+      HfStaticExportOptions options = small_options();
+      options.backend = backend.get();
+      options.backend_options = testing::text_options({{"weight_dtype", codes}, {"group_size", "32"}});
+      const std::string path = temp_path(name + ".slm");
+      auto summary = export_hf_static(ref.dir, path, options);
+      ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+
+      const PanelCodes panel_codes = codes == "int8" ? PanelCodes::kInt8 : PanelCodes::kInt4;
+      const std::string oracle_dir =
+          dequantized_checkpoint(ref.dir, name, panel_codes, 32, [&](const SafetensorsTensor& tensor) {
+            return tensor.shape.size() == 2 && (tied || tensor.name.find("embed_tokens") == std::string::npos);
+          });
+      const std::string oracle_path = temp_path(name + "_oracle.slm");
+      ASSERT_TRUE(export_hf_static(oracle_dir, oracle_path, f32).ok());
+      const std::vector<float> portable = run_prompt(path, ref.prompt_tokens, nullptr, "portable");
+      expect_near(portable, run_prompt(oracle_path, ref.prompt_tokens), kSummationOrderTolerance,
+                  "quantized program on the portable kernels vs f32 over its dequantized weights");
+
+      const std::vector<float> logits = run_prompt(path, ref.prompt_tokens);
+      const LogitAgreement activations = compare_logits(logits, portable, ref.vocab);
+      const LogitAgreement agreement = compare_logits(logits, expected, ref.vocab);
+      std::printf("%s: integer kernels vs portable %.4f; vs f32 relative logit error %.4f, top-1 agreement %.3f\n",
+                  name.c_str(), activations.relative_error, agreement.relative_error, agreement.top1);
+      EXPECT_LT(activations.relative_error, 0.04);
+      EXPECT_GT(activations.relative_error, 0.0) << "the integer kernels did not run";
+      // Gemma 2's four norms per layer and soft-caps put its int8 program at 0.051 of the f32
+      // logits' norm (the others 0.026-0.036): a looser int8 bound than Llama's, still sanity only.
+      EXPECT_LT(agreement.relative_error, codes == "int8" ? 0.08 : 0.6);
+      EXPECT_GT(agreement.relative_error, 0.0) << "the weights were not quantized";
+    }
+  }
+}
+
 TEST(CpuConformance, QuantizationOptionsAreCheckedBeforeAnythingIsWritten) {
   auto backend = cpu_backend();
   const std::string dir = testing::load_fixture_reference("llama").dir;
