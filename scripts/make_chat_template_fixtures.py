@@ -56,6 +56,41 @@ LLAMA_CPP_TEMPLATES = {
     "smollm3": ("HuggingFaceTB-SmolLM3-3B.jinja", {}),
 }
 LLAMA_CPP_SOURCE = "node-llama-cpp@3.22.1 llama/gitRelease.bundle (llama.cpp {commit}) models/templates/{file}"
+# Templates that llama.cpp's tests/test-chat-template.cpp carries as C++ string literals (the models'
+# `chat_template` strings), by the entry's `.name`, where models/templates/ has no file for them.
+LLAMA_CPP_TEST_TEMPLATES = {
+    "phi3_mini": ("Phi-3-mini", {"bos_token": "<s>", "eos_token": "<|endoftext|>"}),
+    "granite3_0": ("ibm-granite/granite-3.0-8b-instruct", {}),
+}
+LLAMA_CPP_TEST_SOURCE = ("node-llama-cpp@3.22.1 llama/gitRelease.bundle (llama.cpp {commit}) "
+                         "tests/test-chat-template.cpp, entry \"{entry}\"")
+CPP_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\"": "\"", "'": "'", "\\": "\\"}
+
+
+def cpp_string_literal(text, start):
+    """The value of the C++ string literal whose opening quote is at text[start] (simple escapes only)."""
+    out = []
+    i = start + 1
+    while text[i] != '"':
+        if text[i] == "\\":
+            if text[i + 1] not in CPP_ESCAPES:
+                sys.exit(f"make_chat_template_fixtures: unsupported escape \\{text[i + 1]} in a test template")
+            out.append(CPP_ESCAPES[text[i + 1]])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def test_template(source, entry):
+    """The template_str of the test-chat-template.cpp entry named `entry`."""
+    name_at = source.find(f'/* .name= */ "{entry}"')
+    if name_at < 0:
+        sys.exit(f"make_chat_template_fixtures: tests/test-chat-template.cpp has no entry named {entry!r}")
+    marker = "/* .template_str= */"
+    template_at = source.find(marker, name_at)
+    return cpp_string_literal(source, source.index('"', template_at + len(marker)))
 FIXED_NOW = datetime.datetime(2026, 1, 15, 9, 30, 0)
 CHATML = (ROOT / "src" / "staticlm" / "chat" / "default_chat_template.jinja").read_text()
 
@@ -424,6 +459,10 @@ def main():
         # Bytes, not text: a template's line endings and trailing newline are part of what renders.
         templates[name] = ((llama_cpp / "models" / "templates" / file_name).read_bytes().decode("utf-8"), special)
         provenance[name] = LLAMA_CPP_SOURCE.format(commit=commit, file=file_name)
+    test_source = (llama_cpp / "tests" / "test-chat-template.cpp").read_text()
+    for name, (entry, special) in LLAMA_CPP_TEST_TEMPLATES.items():
+        templates[name] = (test_template(test_source, entry), special)
+        provenance[name] = LLAMA_CPP_TEST_SOURCE.format(commit=commit, entry=entry)
     templates["chatml"] = (CHATML, {"bos_token": "<s>", "eos_token": "</s>"})
     provenance["chatml"] = "src/staticlm/chat/default_chat_template.jinja (staticlm's default)"
 
