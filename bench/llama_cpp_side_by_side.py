@@ -13,8 +13,13 @@ report gives medians and ratios (staticlm / llama.cpp), staticlm's roofline frac
 With --json-out FILE it also writes them, with the host (CPU model, the features staticlm's probes
 used), the date and the peer's version, as bench/plot_side_by_side.py and bench/results/ read them.
 
+Shapes: smollm-135m, llama-3.2-1b (Llama), gemma-3-270m, gemma-3-1b (Gemma-3: five layers in six
+slide over 512 positions, GeGLU) and phi-4-mini (Phi-3: fused qkv / gate_up, partial rotary,
+longrope; both sides rotate with the short factors, the context being under 4096).
+
   bench/llama_cpp_side_by_side.py --build-peer          # once: npm pack, clone, build
   bench/llama_cpp_side_by_side.py --shape smollm-135m --rounds 3 --json-out build/bench/side_by_side.json
+  bench/llama_cpp_side_by_side.py --shape gemma-3-270m --precision f32,q4_0 --rounds 3
 """
 import argparse
 import datetime
@@ -31,6 +36,8 @@ NODE_LLAMA_CPP = "node-llama-cpp@3.22.1"
 PEER = os.path.join(ROOT, "build", "peer", "llama.cpp")
 WORK = os.path.join(ROOT, "build", "bench")
 PYTHON = "/usr/bin/python3"
+# The shapes of scripts/shaped_checkpoint.py that bench/hf_to_gguf.py converts (llama, gemma3, phi3).
+SHAPES = ["smollm-135m", "llama-3.2-1b", "gemma-3-270m", "gemma-3-1b", "phi-4-mini"]
 # llama.cpp's quantized types and the cpu backend's weight_dtype of the same bits per weight.
 QUANTIZED = {"q8_0": "int8", "q4_0": "int4"}
 
@@ -149,7 +156,7 @@ def write_json(path, args, medians, probe_features):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build-peer", action="store_true", help=f"build llama.cpp from {NODE_LLAMA_CPP} and exit")
-    parser.add_argument("--shape", action="append", choices=["smollm-135m", "llama-3.2-1b"])
+    parser.add_argument("--shape", action="append", choices=SHAPES)
     parser.add_argument("--precision", default="f32,f16,bf16", help="comma-separated: f32, f16, bf16, q8_0, q4_0")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("-p", "--prompt-tokens", type=int, default=128)
