@@ -224,6 +224,12 @@ double element(const std::vector<uint8_t>& bytes, DType dtype, size_t i) {
       std::memcpy(&bits, bytes.data() + i * 2, 2);
       return dtype == DType::kF16 ? f16_to_f32(bits) : bf16_to_f32(bits);
     }
+    case DType::kQ8_0: {  // a cache written by kv_cache_update / qkv_rope_cache: its dequantized value
+      const uint8_t* block = bytes.data() + i / 32 * 34;
+      uint16_t bits;
+      std::memcpy(&bits, block, 2);
+      return static_cast<double>(f16_to_f32(bits)) * static_cast<int8_t>(block[2 + i % 32]);
+    }
     case DType::kI32: {
       int32_t v;
       std::memcpy(&v, bytes.data() + i * 4, 4);

@@ -61,7 +61,8 @@ void register_export(py::module_& m) {
             choose<DType>("dtype", dtype, {{"f32", DType::kF32}, {"f16", DType::kF16}, {"bf16", DType::kBF16}});
         options.prefill_len = prefill_len;
         options.max_cache_len = max_cache_len;
-        options.cache_dtype = choose<DType>("cache_dtype", cache_dtype, {{"f32", DType::kF32}, {"f16", DType::kF16}});
+        options.cache_dtype = choose<DType>("cache_dtype", cache_dtype,
+                                            {{"f32", DType::kF32}, {"f16", DType::kF16}, {"q8_0", DType::kQ8_0}});
         options.kv_update = choose<KvUpdateForm>(
             "kv_update", kv_update, {{"in-place", KvUpdateForm::kInPlace}, {"returned", KvUpdateForm::kReturned}});
         options.logits = choose<LogitsMode>("logits", logits, {{"all", LogitsMode::kAll}, {"last", LogitsMode::kLast}});

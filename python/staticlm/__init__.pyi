@@ -46,7 +46,7 @@ class Partitioner:
         """The names of the options given."""
 
 def export(hf_dir: str, out_path: str, *, dtype: Literal["f32", "f16", "bf16"] = "f32", prefill_len: int = 64,
-           max_cache_len: int = 0, cache_dtype: Literal["f32", "f16"] = "f32",
+           max_cache_len: int = 0, cache_dtype: Literal["f32", "f16", "q8_0"] = "f32",
            kv_update: Literal["in-place", "returned"] = "in-place", logits: Literal["all", "last"] = "all",
            embeddings: Optional[Literal["mean", "last"]] = None,
            partitioner: Union[Partitioner, Literal["none"], None] = None, no_fallback: bool = False,

@@ -5,6 +5,7 @@ logits equal, bit for bit, those of the program `staticlm export` makes (read ba
 runs over numpy arrays, updating the KV caches in place; bad arguments raise with the library's
 messages."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -86,6 +87,23 @@ def test_export_errors_carry_the_librarys_message(tmp_path, fixture_dir):
         raise KeyboardInterrupt("stopped by the callback")
     with pytest.raises(KeyboardInterrupt, match="stopped by the callback"):
         staticlm.export(fixture_dir("llama"), str(tmp_path / "x.slm"), prefill_len=8, max_cache_len=64, progress=stop)
+
+
+def test_q8_0_caches_export_and_generate_as_f32_caches_do(tmp_path, fixture_dir):
+    # The bundled model's head_dim is 32: one q8_0 block per cache row.
+    model = os.path.join(os.environ["STATICLM_SOURCE_DIR"], "models", "kjv-llama-6m")
+    texts = []
+    for cache_dtype in ("f32", "q8_0"):
+        path = str(tmp_path / f"kjv_{cache_dtype}.slm")
+        staticlm.export(model, path, prefill_len=32, max_cache_len=256, cache_dtype=cache_dtype)
+        runner = staticlm.TextLLMRunner(path)
+        assert staticlm.program_metadata(path)["cache_dtype"] == cache_dtype
+        texts.append(runner.generate("In the beginning", staticlm.GenerationConfig(max_new_tokens=16,
+                                                                                temperature=0.0)).text)
+    assert texts[0] == texts[1]
+    # The fixtures' heads of 16 values are not whole q8_0 blocks: refused, naming what is needed.
+    with pytest.raises(staticlm.Error, match="head_dim that is a multiple of 32"):
+        staticlm.export(fixture_dir("llama"), str(tmp_path / "x.slm"), cache_dtype="q8_0")
 
 
 def test_run_method_checks_what_it_binds(tmp_path, fixture_dir):

@@ -91,15 +91,29 @@ std::vector<OpCase> build() {
          positions(DType::kI64, {-1, 3, 4, 5, 6})},
         {{"scale", 0.25}, {"window", int64_t{3}}, {"softcap", 0.5}}, 1e-4);
   }
+  // q8_0 caches (blocks of 32 along head_dim): a prefill over two blocks per row, a decode, a window.
+  add("attention_prefill_q8_0", OpKind::kAttention,
+      {activation({1, 5, 4, 64}), cache(DType::kQ8_0, {1, 2, 11, 64}), cache(DType::kQ8_0, {1, 2, 11, 64}),
+       positions(DType::kI64, {-1, 3, 4, 5, 6})},
+      {{"scale", 0.125}}, 1e-4);
+  add("attention_decode_q8_0", OpKind::kAttention,
+      {activation({1, 1, 6, 32}), cache(DType::kQ8_0, {1, 3, 70, 32}), cache(DType::kQ8_0, {1, 3, 70, 32}),
+       positions(DType::kI64, {69})},
+      {{"scale", 0.2}}, 1e-4);
+  add("windowed_attention_prefill_q8_0", OpKind::kWindowedAttention,
+      {activation({1, 5, 4, 32}), cache(DType::kQ8_0, {1, 2, 11, 32}), cache(DType::kQ8_0, {1, 2, 11, 32}),
+       positions(DType::kI64, {-1, 3, 4, 5, 6})},
+      {{"scale", 0.25}, {"window", int64_t{3}}, {"softcap", 0.5}}, 1e-4);
   add("windowed_attention_decode_uncapped", OpKind::kWindowedAttention,
       {activation({1, 1, 6, 8}), cache(DType::kF32, {1, 3, 13, 8}), cache(DType::kF32, {1, 3, 13, 8}),
        positions(DType::kI64, {12})},
       {{"window", int64_t{4}}}, 1e-4);
-  // KV cache updates, in place and returned, with padding rows.
-  for (DType dtype : {DType::kF32, DType::kF16}) {
+  // KV cache updates, in place and returned, with padding rows; q8_0 rows quantized per block.
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kQ8_0}) {
+    const int64_t dim = dtype == DType::kQ8_0 ? 64 : 8;
     for (int64_t in_place : {int64_t{0}, int64_t{1}}) {
       add(str_cat("kv_cache_update_", dtype_name(dtype), in_place ? "_in_place" : "_returned"), OpKind::kKvCacheUpdate,
-          {cache(dtype, {1, 2, 9, 8}), activation({1, 3, 2, 8}), positions(DType::kI64, {-1, 4, 5})},
+          {cache(dtype, {1, 2, 9, dim}), activation({1, 3, 2, dim}), positions(DType::kI64, {-1, 4, 5})},
           {{"in_place", in_place}}, 1e-3);
     }
   }
@@ -155,6 +169,13 @@ std::vector<OpCase> build() {
        positions(DType::kI32, {3, -1, 4, 5, 6}), weight(DType::kBF16, {128}), weight(DType::kBF16, {64}),
        weight(DType::kBF16, {64})},
       {{"theta", 500000.0}}, 1e-3);
+  // Into q8_0 caches: a k / v value that lands on a rounding boundary may take the neighbouring
+  // code after another summation order, so the caches are compared within a step of the codes.
+  add("qkv_rope_cache_prefill_q8_0", OpKind::kQkvRopeCache,
+      {activation({1, 4, 67}), weight(DType::kF32, {128, 67}), weight(DType::kF32, {64, 67}),
+       weight(DType::kF32, {64, 67}), cache(DType::kQ8_0, {1, 2, 9, 32}), cache(DType::kQ8_0, {1, 2, 9, 32}),
+       positions(DType::kI64, {4, -1, 5, 6})},
+      {{"theta", 10000.0}}, 5e-2);
   add("qkv_rope_cache_narrow_heads", OpKind::kQkvRopeCache,
       {activation({1, 3, 24}), weight(DType::kF16, {32, 24}), weight(DType::kF16, {16, 24}),
        weight(DType::kF16, {16, 24}), cache(DType::kF32, {1, 1, 7, 16}), cache(DType::kF32, {1, 1, 7, 16}),

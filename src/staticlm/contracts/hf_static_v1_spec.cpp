@@ -24,7 +24,7 @@ const std::vector<MetadataKey>& keys() {
       {key::kHeadDim, T::Int, true, {}},
       {key::kMaxCacheLen, T::Int, true, {}},
       {key::kPrefillLen, T::Int, true, {}},
-      {key::kCacheDtype, T::String, true, {"f32", "f16"}},
+      {key::kCacheDtype, T::String, true, {"f32", "f16", "q8_0"}},
       {key::kKvUpdate, T::String, true, {kKvUpdateInPlace, kKvUpdateReturned}},
       {key::kLogits, T::String, true, {kLogitsAll, kLogitsLast}},
       {key::kWeightDtype, T::String, true, {}},
@@ -194,9 +194,13 @@ Result<Config> Config::from_program(const ProgramFile& file) {
                             "' (", c.max_cache_len, ")");
   }
   STATICLM_ASSIGN_OR_RETURN(std::string cache_dtype, enumerated(file, key::kCacheDtype));
-  c.cache_dtype = cache_dtype == "f16" ? DType::kF16 : DType::kF32;
+  c.cache_dtype = cache_dtype == "f16" ? DType::kF16 : cache_dtype == "q8_0" ? DType::kQ8_0 : DType::kF32;
   STATICLM_ASSIGN_OR_RETURN(std::string kv_update, enumerated(file, key::kKvUpdate));
   c.kv_returned = kv_update == kKvUpdateReturned;
+  if (c.cache_dtype == DType::kQ8_0 && (c.kv_returned || c.head_dim % 32 != 0)) {
+    return invalid_argument("metadata '", key::kCacheDtype, "' q8_0 needs '", key::kKvUpdate, "' ", kKvUpdateInPlace,
+                            " and '", key::kHeadDim, "' a multiple of 32, found ", kv_update, " and ", c.head_dim);
+  }
   STATICLM_ASSIGN_OR_RETURN(std::string logits, enumerated(file, key::kLogits));
   c.logits_last = logits == kLogitsLast;
   STATICLM_RETURN_IF_ERROR(read_attention(file, c));

@@ -45,8 +45,18 @@ Status check_options(const HfStaticExportOptions& options, const HfConfig& confi
     return invalid_argument("option 'weight_dtype': expected f32, f16 or bf16, found ",
                             dtype_name(options.weight_dtype));
   }
-  if (options.cache_dtype != DType::kF32 && options.cache_dtype != DType::kF16) {
-    return invalid_argument("option 'cache_dtype': expected f32 or f16, found ", dtype_name(options.cache_dtype));
+  if (options.cache_dtype != DType::kF32 && options.cache_dtype != DType::kF16 &&
+      options.cache_dtype != DType::kQ8_0) {
+    return invalid_argument("option 'cache_dtype': expected f32, f16 or q8_0, found ",
+                            dtype_name(options.cache_dtype));
+  }
+  if (options.cache_dtype == DType::kQ8_0 && options.kv_update != KvUpdateForm::kInPlace) {
+    return invalid_argument("option 'cache_dtype' q8_0 needs option 'kv_update' in-place (a returned row would have to "
+                            "be quantized by the caller)");
+  }
+  if (options.cache_dtype == DType::kQ8_0 && config.head_dim % 32 != 0) {
+    return invalid_argument("option 'cache_dtype' q8_0 needs a head_dim that is a multiple of 32 (its block), found ",
+                            config.head_dim, " in '", config.config_path, "'");
   }
   if (options.prefill_len < 1) {
     return invalid_argument("option 'prefill_len': expected a value >= 1, found ", options.prefill_len);

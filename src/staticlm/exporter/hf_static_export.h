@@ -24,7 +24,7 @@ struct HfStaticExportOptions {
   DType weight_dtype = DType::kF32;  // f32, f16 or bf16
   int64_t prefill_len = 64;
   int64_t max_cache_len = 0;        // 0: min(max_position_embeddings, 2048)
-  DType cache_dtype = DType::kF32;  // f32 or f16
+  DType cache_dtype = DType::kF32;  // f32, f16 or q8_0 (in-place updates, head_dim a multiple of 32)
   KvUpdateForm kv_update = KvUpdateForm::kInPlace;
   LogitsMode logits = LogitsMode::kAll;
   // "mean" or "last": add the embeddings method, whose metadata suggests that pooling; empty: none.

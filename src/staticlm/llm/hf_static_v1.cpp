@@ -66,8 +66,7 @@ class HfStaticSession final : public LlmSession {
       : c_(config), program_(std::move(program)), io_(std::move(io)), op_profile_(op_profile) {}
 
   Status init() {
-    const uint64_t cache_bytes = static_cast<uint64_t>(c_.num_kv_heads * c_.max_cache_len * c_.head_dim) *
-                                 dtype_info(c_.cache_dtype).block_bytes;
+    const uint64_t cache_bytes = static_cast<uint64_t>(c_.num_kv_heads * c_.max_cache_len) * row_bytes();
     // Reserved once: decode appends a token per step and must not reallocate mid-conversation.
     tokens_.reserve(static_cast<size_t>(c_.max_cache_len));
     STATICLM_RETURN_IF_ERROR(open_method(spec::kPrefill, c_.prefill_len, prefill_));
@@ -309,7 +308,11 @@ class HfStaticSession final : public LlmSession {
     return static_cast<uint8_t*>(caches_[2 * layer + (keys ? 0 : 1)].second.data);
   }
 
-  size_t row_bytes() const { return static_cast<size_t>(c_.head_dim) * dtype_info(c_.cache_dtype).block_bytes; }
+  // f32 / f16 elements, or q8_0 blocks of 32 (the contract requires whole blocks).
+  size_t row_bytes() const {
+    const DTypeInfo& info = dtype_info(c_.cache_dtype);
+    return static_cast<size_t>(c_.head_dim / info.block_elements) * info.block_bytes;
+  }
 
   // Calls `visit` with each cache's first `count` rows of each kv head ([1, Hkv, C, D]: a head's
   // rows lie together), layer by layer, keys before values.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "staticlm/core/checked_math.h"
+#include "staticlm/core/str_cat.h"
 #include "staticlm/ops/rope.h"
 #include "staticlm/ops/weight_layout.h"
 
@@ -40,7 +41,7 @@ bool is_index_dtype(DType dtype) {
   return dtype == DType::kI32 || dtype == DType::kI64;
 }
 bool is_cache_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16;
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kQ8_0;
 }
 
 Status expect_dtype(const TensorSpec& spec, std::string_view role, bool (*allowed)(DType),
@@ -59,6 +60,17 @@ Status expect_f32(const TensorSpec& spec, std::string_view role) {
 Status expect_rank(const TensorSpec& spec, std::string_view role, size_t rank) {
   if (spec.shape.size() != rank) {
     return invalid_argument(role, ": expected rank ", rank, ", found shape ", shape_string(spec.shape));
+  }
+  return ok_status();
+}
+
+// A KV cache [batch, kv_heads, cache_len, head_dim]: f32, f16, or q8_0 rows of whole blocks.
+Status expect_cache(const TensorSpec& cache, std::string_view role) {
+  STATICLM_RETURN_IF_ERROR(expect_dtype(cache, role, is_cache_dtype, "f32, f16 or q8_0"));
+  STATICLM_RETURN_IF_ERROR(expect_rank(cache, str_cat(role, " [batch, kv_heads, cache_len, head_dim]"), 4));
+  if (cache.dtype == DType::kQ8_0 && cache.shape[3] % 32 != 0) {
+    return invalid_argument(role, ": a q8_0 cache needs head_dim a multiple of 32 (its block), found ",
+                            cache.shape[3]);
   }
   return ok_status();
 }
@@ -193,8 +205,7 @@ Specs infer_attention(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& v = *in[2];
   STATICLM_RETURN_IF_ERROR(expect_f32(q, "query"));
   STATICLM_RETURN_IF_ERROR(expect_rank(q, "query [batch, seq, heads, head_dim]", 4));
-  STATICLM_RETURN_IF_ERROR(expect_dtype(k, "key cache", is_cache_dtype, "f32 or f16"));
-  STATICLM_RETURN_IF_ERROR(expect_rank(k, "key cache [batch, kv_heads, cache_len, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(expect_cache(k, "key cache"));
   if (v != k) {
     return invalid_argument("value cache: expected the key cache's ", dtype_name(k.dtype), shape_string(k.shape),
                             ", found ", dtype_name(v.dtype), shape_string(v.shape));
@@ -233,8 +244,7 @@ Specs infer_windowed_attention(InputSpecs in, const Attributes& attrs) {
 Specs infer_kv_cache_update(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& cache = *in[0];
   const TensorSpec& rows = *in[1];
-  STATICLM_RETURN_IF_ERROR(expect_dtype(cache, "cache", is_cache_dtype, "f32 or f16"));
-  STATICLM_RETURN_IF_ERROR(expect_rank(cache, "cache [batch, kv_heads, cache_len, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(expect_cache(cache, "cache"));
   STATICLM_RETURN_IF_ERROR(expect_f32(rows, "rows"));
   STATICLM_RETURN_IF_ERROR(expect_rank(rows, "rows [batch, seq, kv_heads, head_dim]", 4));
   if (rows.shape[0] != cache.shape[0] || rows.shape[2] != cache.shape[1] || rows.shape[3] != cache.shape[3]) {
@@ -339,8 +349,7 @@ Specs infer_qkv_rope_cache(InputSpecs in, const Attributes& attrs) {
   const TensorSpec& x = *in[io::kX];
   STATICLM_RETURN_IF_ERROR(expect_rank(x, "input [batch, seq, hidden]", 3));
   const TensorSpec& keys = *in[io::kKeyCache];
-  STATICLM_RETURN_IF_ERROR(expect_dtype(keys, "key cache", is_cache_dtype, "f32 or f16"));
-  STATICLM_RETURN_IF_ERROR(expect_rank(keys, "key cache [batch, kv_heads, cache_len, head_dim]", 4));
+  STATICLM_RETURN_IF_ERROR(expect_cache(keys, "key cache"));
   if (*in[io::kValueCache] != keys) {
     return invalid_argument("value cache: expected the key cache's ", dtype_name(keys.dtype), shape_string(keys.shape),
                             ", found ", dtype_name(in[io::kValueCache]->dtype),

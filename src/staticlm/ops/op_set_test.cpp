@@ -353,7 +353,7 @@ TEST(OpSetTest, KvCacheUpdate) {
       infer(OpKind::kKvCacheUpdate, {cache, f32({1, 3, 2, 8}), positions}, Attributes{{"in_place", int64_t{2}}}),
       "attribute 'in_place': expected 0 or 1, found 2");
   expect_refused(infer(OpKind::kKvCacheUpdate, {typed(DType::kBF16, {1, 2, 16, 8}), f32({1, 3, 2, 8}), positions}),
-                 "cache: expected dtype f32 or f16, found bf16");
+                 "cache: expected dtype f32, f16 or q8_0, found bf16");
 }
 
 // (output, input) pairs, for comparison.

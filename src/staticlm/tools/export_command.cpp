@@ -217,8 +217,9 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--max-cache-len", args->max_cache_len,
                   "KV cache length (default: min(max_position_embeddings, 2048))")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  app->add_option("--cache-dtype", args->cache_dtype, "KV cache dtype")
-      ->check(CLI::IsMember({"f32", "f16"}))
+  app->add_option("--cache-dtype", args->cache_dtype,
+                  "KV cache dtype (q8_0: int8 blocks of 32 with an f16 scale, in-place updates only)")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0"}))
       ->capture_default_str();
   app->add_option("--kv-update", args->kv_update, "How the program updates the KV caches")
       ->check(CLI::IsMember({"in-place", "returned"}))

@@ -5,6 +5,7 @@
 // a position at or beyond the cache length fails with OutOfRange before anything is written.
 // windowed_attention: the same over slots p - window + 1 .. p only (window 0: all of 0..p), each
 // score soft-capped to softcap * tanh(score / softcap) (softcap 0: none) before the softmax.
+// Caches are f32, f16 or q8_0, each row widened to f32 as it is read.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,20 +35,18 @@ struct ScoreRule {
   float softcap = 0.0f;  // 0: none
 };
 
-// One (batch, row, query head) output: out[0..head_dim).
-template <typename CacheT>
-void attend_one(const AttentionShape& shape, const ScoreRule& rule, int64_t position, const float* query,
-                const CacheT* keys, const CacheT* values, float* scores, float* out) {
+// One (batch, row, query head) output: out[0..head_dim). `keys` / `values` are the kv head's
+// rows in `cache_dtype`; `row` holds one widened row.
+void attend_one(const AttentionShape& shape, const ScoreRule& rule, DType cache_dtype, int64_t position,
+                const float* query, const void* keys, const void* values, float* scores, float* row, float* out) {
   const int64_t first = rule.window > 0 ? std::max<int64_t>(0, position - rule.window + 1) : 0;
   const int64_t slots = position + 1 - first;
-  keys += first * shape.head_dim;
-  values += first * shape.head_dim;
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < slots; ++j) {
-    const CacheT* key = keys + j * shape.head_dim;
+    const float* key = load_cache_row(keys, cache_dtype, first + j, shape.head_dim, row);
     float dot = 0.0f;
     for (int64_t d = 0; d < shape.head_dim; ++d) {
-      dot += query[d] * cache_to_f32(key[d]);
+      dot += query[d] * key[d];
     }
     scores[j] = rule.scale * dot;
     if (rule.softcap > 0.0f) {
@@ -62,19 +61,18 @@ void attend_one(const AttentionShape& shape, const ScoreRule& rule, int64_t posi
   }
   std::fill(out, out + shape.head_dim, 0.0f);
   for (int64_t j = 0; j < slots; ++j) {
-    const CacheT* value = values + j * shape.head_dim;
+    const float* value = load_cache_row(values, cache_dtype, first + j, shape.head_dim, row);
     const float weight = scores[j] / total;
     for (int64_t d = 0; d < shape.head_dim; ++d) {
-      out[d] += weight * cache_to_f32(value[d]);
+      out[d] += weight * value[d];
     }
   }
 }
 
-template <typename CacheT>
 class AttentionKernel final : public Kernel {
  public:
-  AttentionKernel(const AttentionShape& shape, const ScoreRule& rule, DType positions_dtype)
-      : shape_(shape), rule_(rule), positions_dtype_(positions_dtype) {}
+  AttentionKernel(const AttentionShape& shape, const ScoreRule& rule, DType cache_dtype, DType positions_dtype)
+      : shape_(shape), rule_(rule), cache_dtype_(cache_dtype), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -88,13 +86,15 @@ class AttentionKernel final : public Kernel {
       }
     }
     const float* q = inputs[0].data<float>();
-    const CacheT* k_cache = inputs[1].data<const CacheT>();
-    const CacheT* v_cache = inputs[2].data<const CacheT>();
+    const auto* k_cache = static_cast<const uint8_t*>(inputs[1].raw());
+    const auto* v_cache = static_cast<const uint8_t*>(inputs[2].raw());
+    const int64_t row_bytes = cache_row_bytes(cache_dtype_, sh.head_dim);
     float* out = outputs[0].data<float>();
     const int64_t group = sh.query_heads / sh.kv_heads;
     const int64_t tasks = sh.batch * sh.seq * sh.query_heads;
     context.thread_pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> scores(static_cast<size_t>(sh.cache_len));
+      std::vector<float> row(static_cast<size_t>(sh.head_dim));
       for (int64_t task = begin; task < end; ++task) {
         // task enumerates [batch, seq, query_heads] in row-major order, as q and out are laid out.
         const int64_t h = task % sh.query_heads;
@@ -106,9 +106,9 @@ class AttentionKernel final : public Kernel {
           std::fill(out_head, out_head + sh.head_dim, 0.0f);
           continue;
         }
-        const int64_t cache_offset = (b * sh.kv_heads + h / group) * sh.cache_len * sh.head_dim;
-        attend_one(sh, rule_, position, q + task * sh.head_dim, k_cache + cache_offset, v_cache + cache_offset,
-                   scores.data(), out_head);
+        const int64_t cache_offset = (b * sh.kv_heads + h / group) * sh.cache_len * row_bytes;
+        attend_one(sh, rule_, cache_dtype_, position, q + task * sh.head_dim, k_cache + cache_offset,
+                   v_cache + cache_offset, scores.data(), row.data(), out_head);
       }
     });
     return ok_status();
@@ -117,6 +117,7 @@ class AttentionKernel final : public Kernel {
  private:
   AttentionShape shape_;
   ScoreRule rule_;
+  DType cache_dtype_;
   DType positions_dtype_;
 };
 
@@ -128,9 +129,9 @@ KernelResult make_kernel(const KernelSignature& signature, bool windowed) {
   const TensorSpec& k = *signature.inputs[1];
   const TensorSpec& v = *signature.inputs[2];
   const TensorSpec& positions = *signature.inputs[3];
-  if (k.dtype != DType::kF32 && k.dtype != DType::kF16) {
+  if (!is_cache_storage_dtype(k.dtype)) {
     return unimplemented(op, ": cache dtype ", dtype_name(k.dtype),
-                         " is not supported by the portable backend (expected f32 or f16)");
+                         " is not supported by the portable backend (expected f32, f16 or q8_0)");
   }
   const bool shapes_match = q.dtype == DType::kF32 && q.shape.size() == 4 && k.shape.size() == 4 && v == k &&
                             k.shape[0] == q.shape[0] && k.shape[3] == q.shape[3] && k.shape[1] > 0 &&
@@ -165,10 +166,10 @@ KernelResult make_kernel(const KernelSignature& signature, bool windowed) {
     rule.window = *window;
     rule.softcap = static_cast<float>(*softcap);
   }
-  if (k.dtype == DType::kF16) {
-    return std::make_unique<AttentionKernel<uint16_t>>(shape, rule, positions.dtype);
+  if (k.dtype == DType::kQ8_0 && shape.head_dim % 32 != 0) {
+    return invalid_argument(op, ": a q8_0 cache needs head_dim a multiple of 32, found ", shape.head_dim);
   }
-  return std::make_unique<AttentionKernel<float>>(shape, rule, positions.dtype);
+  return std::make_unique<AttentionKernel>(shape, rule, k.dtype, positions.dtype);
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Element reads and writes shared by the portable kernels: float weights of any float dtype
 // (f32, f16, bf16) widened to f32, rows of block-quantized matrices (q8_0, q4_0) dequantized to
-// f32, f16/f32 cache elements, and index values (i32, i64). Callers have checked the dtypes at
+// f32, cache rows (f32, f16, q8_0), and index values (i32, i64). Callers have checked the dtypes at
 // kernel creation; these helpers do no validation.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "staticlm/core/dtype.h"
@@ -142,6 +145,72 @@ inline void store_cache(float value, float* out) {
 }
 inline void store_cache(float value, uint16_t* out) {
   *out = f32_to_f16(value);
+}
+
+inline bool is_cache_storage_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kQ8_0;
+}
+
+// Bytes of one cache row of head_dim values: f32 or f16 elements, or head_dim / 32 q8_0 blocks.
+inline int64_t cache_row_bytes(DType dtype, int64_t head_dim) {
+  const DTypeInfo& info = dtype_info(dtype);
+  return head_dim / info.block_elements * info.block_bytes;
+}
+
+// `count` values (a multiple of 32) as q8_0 blocks, as ggml's q8_0 stores them: per block the
+// scale d = max |x| / 127 rounded to f16, then each code round(x / d) (halves away from zero)
+// against that rounded d, so a block's largest value comes back within half a step. A block
+// with a NaN or infinity gets a NaN scale, which every read turns into NaN, not a finite guess.
+inline void quantize_q8_0(const float* x, int64_t count, uint8_t* out) {
+  for (int64_t b = 0; b < count / 32; ++b, x += 32, out += 34) {
+    float amax = 0.0f;
+    bool finite = true;
+    for (int j = 0; j < 32; ++j) {
+      finite = finite && std::isfinite(x[j]);
+      amax = std::max(amax, std::fabs(x[j]));
+    }
+    const uint16_t scale_bits = f32_to_f16(finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN());
+    std::memcpy(out, &scale_bits, sizeof(scale_bits));
+    const float scale = f16_to_f32(scale_bits);
+    const float inverse = finite && scale > 0.0f ? 1.0f / scale : 0.0f;
+    for (int j = 0; j < 32; ++j) {
+      const float code = std::clamp(std::round(x[j] * inverse), -127.0f, 127.0f);
+      out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(code));
+    }
+  }
+}
+
+// Writes `row` (head_dim floats) as row `index` of a cache in `dtype`.
+inline void store_cache_row(const float* row, DType dtype, void* cache, int64_t index, int64_t head_dim) {
+  uint8_t* out = static_cast<uint8_t*>(cache) + index * cache_row_bytes(dtype, head_dim);
+  if (dtype == DType::kF32) {
+    std::memcpy(out, row, static_cast<size_t>(head_dim) * sizeof(float));
+  } else if (dtype == DType::kF16) {
+    auto* bits = reinterpret_cast<uint16_t*>(out);
+    for (int64_t d = 0; d < head_dim; ++d) {
+      bits[d] = f32_to_f16(row[d]);
+    }
+  } else {
+    quantize_q8_0(row, head_dim, out);
+  }
+}
+
+// Row `index` of a cache in `dtype` as f32: an f32 row where it lies, others widened into
+// `buffer` (head_dim floats).
+inline const float* load_cache_row(const void* cache, DType dtype, int64_t index, int64_t head_dim, float* buffer) {
+  const uint8_t* row = static_cast<const uint8_t*>(cache) + index * cache_row_bytes(dtype, head_dim);
+  if (dtype == DType::kF32) {
+    return reinterpret_cast<const float*>(row);
+  }
+  if (dtype == DType::kF16) {
+    const auto* bits = reinterpret_cast<const uint16_t*>(row);
+    for (int64_t d = 0; d < head_dim; ++d) {
+      buffer[d] = f16_to_f32(bits[d]);
+    }
+  } else {
+    dequantize_blocks(row, DType::kQ8_0, 0, head_dim / 32, buffer);
+  }
+  return buffer;
 }
 
 }  // namespace staticlm::portable

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/portable/element_access.h"
 #include "staticlm/backends/portable/register.h"
 #include "staticlm/core/half.h"
 #include "staticlm/core/thread_pool.h"
@@ -27,6 +29,14 @@ Tensor new_tensor(DType dtype, const Shape& shape) {
 Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng, float low, float high) {
   Tensor tensor = new_tensor(dtype, shape);
   std::uniform_real_distribution<float> dist(low, high);
+  if (dtype == DType::kQ8_0) {  // uniform values quantized as a q8_0 cache stores them
+    std::vector<float> values(static_cast<size_t>(tensor.numel()));
+    for (float& value : values) {
+      value = dist(rng);
+    }
+    portable::quantize_q8_0(values.data(), tensor.numel(), tensor.data<uint8_t>());
+    return tensor;
+  }
   for (int64_t i = 0; i < tensor.numel(); ++i) {
     const float value = dist(rng);
     switch (dtype) {

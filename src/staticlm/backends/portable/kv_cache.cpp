@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // kv_cache_update: writes row s of `rows` into slot positions[s] of every (batch, kv head) of
-// the cache, converting to the cache dtype. Padding rows (negative positions) are skipped. All
+// the cache, converting to the cache dtype (q8_0: quantized per block of 32, element_access.h). Padding rows (negative positions) are skipped. All
 // positions are checked before anything is written, so a failed call leaves the cache as it was.
 // The output is the input cache itself when in_place = 1 (the runtime binds the same storage);
 // otherwise the cache is first copied into the output.
@@ -21,11 +21,10 @@ struct CacheShape {
   int64_t seq;
 };
 
-template <typename CacheT>
 class KvCacheUpdateKernel final : public Kernel {
  public:
-  KvCacheUpdateKernel(const CacheShape& shape, DType positions_dtype)
-      : shape_(shape), positions_dtype_(positions_dtype) {}
+  KvCacheUpdateKernel(const CacheShape& shape, DType cache_dtype, DType positions_dtype)
+      : shape_(shape), cache_dtype_(cache_dtype), positions_dtype_(positions_dtype) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext&) const override {
@@ -43,7 +42,7 @@ class KvCacheUpdateKernel final : public Kernel {
     if (outputs[0].raw() != inputs[0].raw()) {
       std::memcpy(outputs[0].raw(), inputs[0].raw(), static_cast<size_t>(inputs[0].nbytes()));
     }
-    CacheT* cache = outputs[0].data<CacheT>();
+    void* cache = outputs[0].raw();
     const float* rows = inputs[1].data<float>();
     for (int64_t b = 0; b < sh.batch; ++b) {
       for (int64_t s = 0; s < sh.seq; ++s) {
@@ -53,10 +52,7 @@ class KvCacheUpdateKernel final : public Kernel {
         }
         for (int64_t h = 0; h < sh.kv_heads; ++h) {
           const float* row = rows + ((b * sh.seq + s) * sh.kv_heads + h) * sh.head_dim;
-          CacheT* slot = cache + ((b * sh.kv_heads + h) * sh.cache_len + position) * sh.head_dim;
-          for (int64_t d = 0; d < sh.head_dim; ++d) {
-            store_cache(row[d], slot + d);
-          }
+          store_cache_row(row, cache_dtype_, cache, (b * sh.kv_heads + h) * sh.cache_len + position, sh.head_dim);
         }
       }
     }
@@ -65,6 +61,7 @@ class KvCacheUpdateKernel final : public Kernel {
 
  private:
   CacheShape shape_;
+  DType cache_dtype_;
   DType positions_dtype_;
 };
 
@@ -75,9 +72,9 @@ KernelResult make_kv_cache_update_kernel(const KernelSignature& signature) {
   const TensorSpec& cache = *signature.inputs[0];
   const TensorSpec& rows = *signature.inputs[1];
   const TensorSpec& positions = *signature.inputs[2];
-  if (cache.dtype != DType::kF32 && cache.dtype != DType::kF16) {
+  if (!is_cache_storage_dtype(cache.dtype)) {
     return unimplemented("kv_cache_update: cache dtype ", dtype_name(cache.dtype),
-                         " is not supported by the portable backend (expected f32 or f16)");
+                         " is not supported by the portable backend (expected f32, f16 or q8_0)");
   }
   const bool shapes_match = cache.shape.size() == 4 && rows.dtype == DType::kF32 && rows.shape.size() == 4 &&
                             rows.shape[0] == cache.shape[0] && rows.shape[2] == cache.shape[1] &&
@@ -97,10 +94,10 @@ KernelResult make_kv_cache_update_kernel(const KernelSignature& signature) {
     return invalid_argument("kv_cache_update: attribute 'in_place': expected 0 or 1, found ", *in_place);
   }
   const CacheShape shape{cache.shape[0], cache.shape[1], cache.shape[2], cache.shape[3], rows.shape[1]};
-  if (cache.dtype == DType::kF16) {
-    return std::make_unique<KvCacheUpdateKernel<uint16_t>>(shape, positions.dtype);
+  if (cache.dtype == DType::kQ8_0 && shape.head_dim % 32 != 0) {
+    return invalid_argument("kv_cache_update: a q8_0 cache needs head_dim a multiple of 32, found ", shape.head_dim);
   }
-  return std::make_unique<KvCacheUpdateKernel<float>>(shape, positions.dtype);
+  return std::make_unique<KvCacheUpdateKernel>(shape, cache.dtype, positions.dtype);
 }
 
 }  // namespace staticlm::portable

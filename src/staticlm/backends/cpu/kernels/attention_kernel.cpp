@@ -123,7 +123,7 @@ class AttentionKernel final : public Kernel {
     const int64_t first = first_row * group;
     const int64_t tiles_per_head = ((sh.seq - first_row) * group + per_tile - 1) / per_tile;
     const int64_t tasks = sh.batch * sh.kv_heads * tiles_per_head;
-    const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
+    const auto row_bytes = static_cast<size_t>(portable::cache_row_bytes(cache_dtype_, sh.head_dim));
     context.thread_pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> scratch;  // each thread's own
       for (int64_t task = begin; task < end; ++task) {
@@ -158,8 +158,7 @@ class AttentionKernel final : public Kernel {
           }
         }
         scratch.resize(static_cast<size_t>(attention_tile_scratch(slots, sh.head_dim)));
-        const size_t offset =
-            static_cast<size_t>(((b * sh.kv_heads + kv) * sh.cache_len + base) * sh.head_dim) * element;
+        const size_t offset = static_cast<size_t>((b * sh.kv_heads + kv) * sh.cache_len + base) * row_bytes;
         fns_.tile(tile, call.k_cache + offset, call.v_cache + offset, cache_dtype_, sh.head_dim, rule_.scale,
                   scratch.data());
       }
@@ -192,19 +191,66 @@ class AttentionKernel final : public Kernel {
       }
       return;
     }
-    const size_t element = cache_dtype_ == DType::kF16 ? 2 : 4;
-    const size_t offset = static_cast<size_t>(((b * sh.kv_heads + kv) * sh.cache_len + first) * sh.head_dim) * element;
+    const size_t offset = static_cast<size_t>((b * sh.kv_heads + kv) * sh.cache_len + first) *
+                          static_cast<size_t>(portable::cache_row_bytes(cache_dtype_, sh.head_dim));
     thread_local std::vector<float> weights;
     weights.resize(static_cast<size_t>(group * count));
-    fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim,
-                rule_.scale, weights.data(), count);
+    if (cache_dtype_ == DType::kQ8_0) {
+      q8_0_scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, count, weights.data());
+    } else {
+      fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim,
+                  rule_.scale, weights.data(), count);
+    }
     if (rule_.softcap > 0.0f) {
       for (float& score : weights) {  // the portable kernel's std::tanh, so both give the same scores
         score = rule_.softcap * std::tanh(score / rule_.softcap);
       }
     }
     fns_.softmax(weights.data(), group, count, count, stats);
-    fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
+    if (cache_dtype_ == DType::kQ8_0) {
+      q8_0_weighted_sum(weights.data(), group, call.v_cache + offset, count, out);
+    } else {
+      fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
+    }
+  }
+
+  // A decode run over q8_0 rows: widened to f32 a block of kWidenedRows at a time (a thread's
+  // buffer, in L1 / L2) and scored / summed by the f32 loops, so the int8 rows are read from
+  // memory once; scale * code, the portable kernel's values.
+  static constexpr int64_t kWidenedRows = 64;
+
+  const float* widen_q8_0(const uint8_t* rows, int64_t j0, int64_t count) const {
+    thread_local std::vector<float> widened;
+    const int64_t blocks = shape_.head_dim / 32;
+    widened.resize(static_cast<size_t>(kWidenedRows * shape_.head_dim));
+    portable::dequantize_blocks(rows, DType::kQ8_0, j0 * blocks, count * blocks, widened.data());
+    return widened.data();
+  }
+
+  // scores[g * count + j] for the run's `count` rows, as fns_.scores writes them.
+  void q8_0_scores(const float* q, int64_t group, const uint8_t* keys, int64_t count, float* scores) const {
+    for (int64_t j0 = 0; j0 < count; j0 += kWidenedRows) {
+      const int64_t rows = std::min(kWidenedRows, count - j0);
+      fns_.scores(q, group, widen_q8_0(keys, j0, rows), DType::kF32, rows, shape_.head_dim, rule_.scale, scores + j0,
+                  count);
+    }
+  }
+
+  // out[g * head_dim + d] = sum_j weights[g * count + j] * values[j][d], block by block.
+  void q8_0_weighted_sum(const float* weights, int64_t group, const uint8_t* values, int64_t count, float* out) const {
+    const int64_t dim = shape_.head_dim;
+    thread_local std::vector<float> partial;
+    partial.resize(static_cast<size_t>(group * dim));
+    for (int64_t j0 = 0; j0 < count; j0 += kWidenedRows) {
+      const int64_t rows = std::min(kWidenedRows, count - j0);
+      float* sums = j0 == 0 ? out : partial.data();
+      fns_.weighted_sum(weights + j0, count, group, widen_q8_0(values, j0, rows), DType::kF32, rows, dim, sums);
+      if (j0 > 0) {
+        for (int64_t i = 0; i < group * dim; ++i) {
+          out[i] += partial[static_cast<size_t>(i)];
+        }
+      }
+    }
   }
 
   // out[g] = sum_r e^(max_r - M) * sums_r[g] / sum_r e^(max_r - M) * total_r, M the largest max.

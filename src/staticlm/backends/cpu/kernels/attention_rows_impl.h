@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "staticlm/backends/cpu/kernels/attention_rows.h"
 #include "staticlm/backends/cpu/kernels/elementwise_impl.h"
@@ -238,13 +239,40 @@ void softmax(float* scores, int64_t group, int64_t count, int64_t stride, float*
 // Slots per block of key or value rows a tile reads at once (f16 rows widened into scratch).
 inline constexpr int64_t kTileSlotBlock = 64;
 
-// Rows [j0, j0 + count) of a cache run as f32: f32 rows where they are, f16 ones widened.
+// A q8_0 cache's rows (per row dim / 32 blocks of an f16 scale and 32 int8 codes): a tile reads
+// them only widened, by rows_f32. (Decode runs widen them in the driver, attention_kernel.cpp.)
+struct Q8_0Rows {
+  using Elem = uint8_t;
+};
+
+// Rows [j0, j0 + count) of a q8_0 cache run as f32 in `widened`: scale * code, the portable
+// kernel's values exactly. A template, so that each ISA's file compiles its own copy.
+template <class V>
+const float* q8_0_rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, float* widened) {
+  const int64_t blocks = count * (dim / 32);
+  const uint8_t* src = static_cast<const uint8_t*>(rows) + j0 * (dim / 32) * 34;
+  for (int64_t b = 0; b < blocks; ++b, src += 34) {
+    uint16_t bits = 0;
+    __builtin_memcpy(&bits, src, sizeof(bits));
+    const float scale = f16_to_f32(bits);  // core/half.h, included before the target pragma
+    const auto* codes = reinterpret_cast<const int8_t*>(src + 2);
+    float* out = widened + b * 32;
+    for (int j = 0; j < 32; ++j) {
+      out[j] = scale * static_cast<float>(codes[j]);
+    }
+  }
+  return widened;
+}
+
+// Rows [j0, j0 + count) of a cache run as f32: f32 rows where they are, f16 and q8_0 ones widened.
 template <class V, class T>
 const float* rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, float* widened) {
-  const typename T::Elem* src = static_cast<const typename T::Elem*>(rows) + j0 * dim;
-  if constexpr (sizeof(typename T::Elem) == sizeof(float)) {
-    return reinterpret_cast<const float*>(src);
+  if constexpr (std::is_same_v<T, Q8_0Rows>) {
+    return q8_0_rows_f32<V>(rows, j0, count, dim, widened);
+  } else if constexpr (sizeof(typename T::Elem) == sizeof(float)) {
+    return static_cast<const float*>(rows) + j0 * dim;
   } else {
+    const typename T::Elem* src = static_cast<const typename T::Elem*>(rows) + j0 * dim;
     int64_t i = 0;
     for (; i + V::kWidth <= count * dim; i += V::kWidth) {
       V::store(widened + i, V::load(T{}, src + i));
@@ -546,7 +574,9 @@ void tile(const AttentionTile& t, const void* keys, const void* values, int64_t 
 template <class V>
 void tile_any(const AttentionTile& t, const void* keys, const void* values, DType cache_dtype, int64_t dim, float scale,
               float* scratch) {
-  if (cache_dtype == DType::kF16) {
+  if (cache_dtype == DType::kQ8_0) {
+    tile<V, Q8_0Rows>(t, keys, values, dim, scale, scratch);
+  } else if (cache_dtype == DType::kF16) {
     tile<V, tiles::F16>(t, keys, values, dim, scale, scratch);
   } else {
     tile<V, tiles::F32>(t, keys, values, dim, scale, scratch);

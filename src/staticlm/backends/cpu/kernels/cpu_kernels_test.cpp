@@ -471,6 +471,13 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
       {DType::kF16, 1, 12, 2, 300, 128, {257}},
       {DType::kF32, 1, 3, 1, 50, 256, {49}},
       {DType::kF32, 1, 5, 1, 70, 32, {69}},
+      // q8_0 caches: tiles widened a block of rows at a time, decode runs in blocks of 64 rows
+      // (a run of 200 slots, a split one of 900, a short one), head dims of one to eight blocks.
+      {DType::kQ8_0, 40, 9, 3, 100, 64, chunk(0, 60, 40)},
+      {DType::kQ8_0, 23, 6, 6, 150, 32, chunk(3, 120, 20)},
+      {DType::kQ8_0, 1, 7, 1, 250, 128, {200}},
+      {DType::kQ8_0, 1, 10, 1, 1024, 64, {900}},
+      {DType::kQ8_0, 1, 4, 2, 16, 256, {15}},
   };
   for (const AttentionCase& c : cases) {
     SCOPED_TRACE(testing::Message() << dtype_name(c.cache) << " seq " << c.seq << " heads " << c.query_heads << "/"
@@ -509,6 +516,7 @@ TEST_P(CpuAttentionTest, MatchesThePortableWindowedAttention) {
       {{DType::kF16, 40, 9, 3, 100, 64, rows}, 200, 0.0},  {{DType::kF32, 1, 10, 1, 1024, 64, {900}}, 512, 0.0},
       {{DType::kF16, 1, 8, 2, 600, 40, {599}}, 300, 30.0}, {{DType::kF32, 2, 4, 1, 400, 64, {-1, 300}}, 257, 0.0},
       {{DType::kF32, 1, 4, 2, 64, 16, {3}}, 8, 0.0},       {{DType::kF32, 4, 4, 2, 64, 16, {-100, -5, 30, 31}}, 4, 1.5},
+      {{DType::kQ8_0, 40, 8, 2, 100, 32, rows}, 33, 0.5},  {{DType::kQ8_0, 1, 8, 2, 600, 64, {599}}, 300, 30.0},
   };
   for (const WindowedCase& c : cases) {
     const AttentionCase& a = c.shape;

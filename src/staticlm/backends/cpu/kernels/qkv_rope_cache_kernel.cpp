@@ -227,15 +227,7 @@ class QkvRopeCacheKernel final : public Kernel {
   }
 
   void write_cache_row(const float* row, void* cache, int64_t head, int64_t position) const {
-    const int64_t slot = (head * cache_.cache_len + position) * cache_.head_dim;
-    if (cache_.dtype == DType::kF32) {
-      std::memcpy(static_cast<float*>(cache) + slot, row, static_cast<size_t>(cache_.head_dim) * sizeof(float));
-      return;
-    }
-    uint16_t* out = static_cast<uint16_t*>(cache) + slot;
-    for (int64_t d = 0; d < cache_.head_dim; ++d) {
-      portable::store_cache(row[d], out + d);
-    }
+    portable::store_cache_row(row, cache_.dtype, cache, head * cache_.cache_len + position, cache_.head_dim);
   }
 
   LinearColumnsFn columns_fn_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu attention's score and weighted-sum rows for NEON.
 #include "staticlm/backends/cpu/kernels/arm/attention_arm.h"
+#include "staticlm/core/half.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/attention_rows_impl.h"
 

@@ -10,8 +10,10 @@
 // compiled for this instruction set, or the linker may keep that copy for every caller.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "staticlm/backends/cpu/kernels/x86/attention_x86.h"
+#include "staticlm/core/half.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
