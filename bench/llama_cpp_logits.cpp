@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes llama.cpp's logits of every fed token as raw float32 [n, vocab], as `staticlm logits`
 // does, for bench/gguf_logits_check.py. Built against the peer tree bench/llama_cpp_side_by_side.py
-// builds (libllama from build/peer/llama.cpp), never by this project's CMake.
+// builds (libllama from build/peer/llama.cpp), never by this project's CMake; also by
+// bench/kv_cache_quality.py for llama.cpp's q8_0 caches.
 //   llama_cpp_logits MODEL.gguf OUT.bin N_CTX TOKEN...
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "llama.h"
@@ -34,9 +36,17 @@ int main(int argc, char** argv) {
   context_params.n_threads_batch = 1;
   // f32 caches, as staticlm's program, and no flash attention: llama.cpp's default f16 caches and
   // its CPU flash attention (on by default, also in llama-bench) each move the logits by ~1e-3
-  // relative, which would hide a conversion error of that size. LLAMA_CPP_LOGITS_FA=1 keeps it on.
-  context_params.type_k = GGML_TYPE_F32;
-  context_params.type_v = GGML_TYPE_F32;
+  // relative, which would hide a conversion error of that size. LLAMA_CPP_LOGITS_FA=1 keeps it on;
+  // LLAMA_CPP_LOGITS_KV=f16|q8_0 picks the caches' type (-ctk / -ctv; a q8_0 V cache needs FA).
+  const char* kv = std::getenv("LLAMA_CPP_LOGITS_KV");
+  const std::string kv_type = kv != nullptr ? kv : "f32";
+  const ggml_type cache_type = kv_type == "q8_0" ? GGML_TYPE_Q8_0 : kv_type == "f16" ? GGML_TYPE_F16 : GGML_TYPE_F32;
+  if (kv_type != "f32" && kv_type != "f16" && kv_type != "q8_0") {
+    std::fprintf(stderr, "llama_cpp_logits: LLAMA_CPP_LOGITS_KV: expected f32, f16 or q8_0, found %s\n", kv);
+    return 2;
+  }
+  context_params.type_k = cache_type;
+  context_params.type_v = cache_type;
   const char* flash_attention = std::getenv("LLAMA_CPP_LOGITS_FA");
   context_params.flash_attn_type = flash_attention != nullptr && flash_attention[0] == '1'
                                        ? LLAMA_FLASH_ATTN_TYPE_ENABLED

@@ -109,10 +109,10 @@ TEST(QuantizedCacheTest, TheBundledModelWithQ8_0CachesStaysNearItsF32Caches) {
   const Agreement kernels = agreement(q8, q8_portable, vocab);
   const Agreement half = agreement(f16, f32, vocab);
   const Agreement quantized = agreement(q8, f32, vocab);
-  std::printf("vs f32 caches: f16 relative logit error %.5f, top-1 %.3f; q8_0 %.5f, top-1 %.3f; "
-              "q8_0 cpu vs portable %.5f, top-1 %.3f\n",
-              half.relative_error, half.top1, quantized.relative_error, quantized.top1, kernels.relative_error,
-              kernels.top1);
+  std::printf(
+      "vs f32 caches: f16 relative logit error %.5f, top-1 %.3f; q8_0 %.5f, top-1 %.3f; "
+      "q8_0 cpu vs portable %.5f, top-1 %.3f\n",
+      half.relative_error, half.top1, quantized.relative_error, quantized.top1, kernels.relative_error, kernels.top1);
   EXPECT_LT(kernels.relative_error, 2e-3);
   EXPECT_GE(kernels.top1, 0.99);
   EXPECT_GT(quantized.relative_error, half.relative_error) << "the q8_0 caches were not quantized";
@@ -143,12 +143,12 @@ TEST(QuantizedCacheTest, ASavedQ8_0SessionRestoresToTheSameBits) {
   ASSERT_TRUE(status.ok()) << status.to_string();
   std::vector<float> a;
   std::vector<float> b;
-  ASSERT_TRUE(saved->session->decode(tokens[149], [&](int64_t, std::span<const float> row) {
-    a.assign(row.begin(), row.end());
-  }).ok());
-  ASSERT_TRUE(restored->session->decode(tokens[149], [&](int64_t, std::span<const float> row) {
-    b.assign(row.begin(), row.end());
-  }).ok());
+  ASSERT_TRUE(saved->session
+                  ->decode(tokens[149], [&](int64_t, std::span<const float> row) { a.assign(row.begin(), row.end()); })
+                  .ok());
+  ASSERT_TRUE(restored->session
+                  ->decode(tokens[149], [&](int64_t, std::span<const float> row) { b.assign(row.begin(), row.end()); })
+                  .ok());
   EXPECT_EQ(a, b);
 }
 

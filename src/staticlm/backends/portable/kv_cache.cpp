@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // kv_cache_update: writes row s of `rows` into slot positions[s] of every (batch, kv head) of
-// the cache, converting to the cache dtype (q8_0: quantized per block of 32, element_access.h). Padding rows (negative positions) are skipped. All
-// positions are checked before anything is written, so a failed call leaves the cache as it was.
-// The output is the input cache itself when in_place = 1 (the runtime binds the same storage);
-// otherwise the cache is first copied into the output.
+// the cache, converting to the cache dtype (q8_0: quantized per block of 32, element_access.h). Padding rows (negative
+// positions) are skipped. All positions are checked before anything is written, so a failed call leaves the cache as it
+// was. The output is the input cache itself when in_place = 1 (the runtime binds the same storage); otherwise the cache
+// is first copied into the output.
 #include <cstring>
 #include <vector>
 

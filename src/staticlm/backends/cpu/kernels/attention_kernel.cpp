@@ -195,62 +195,19 @@ class AttentionKernel final : public Kernel {
                           static_cast<size_t>(portable::cache_row_bytes(cache_dtype_, sh.head_dim));
     thread_local std::vector<float> weights;
     weights.resize(static_cast<size_t>(group * count));
-    if (cache_dtype_ == DType::kQ8_0) {
-      q8_0_scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, count, weights.data());
-    } else {
-      fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim,
-                  rule_.scale, weights.data(), count);
-    }
+    fns_.scores(call.q + head0 * sh.head_dim, group, call.k_cache + offset, cache_dtype_, count, sh.head_dim,
+                rule_.scale, weights.data(), count);
     if (rule_.softcap > 0.0f) {
-      for (float& score : weights) {  // the portable kernel's std::tanh, so both give the same scores
-        score = rule_.softcap * std::tanh(score / rule_.softcap);
-      }
-    }
-    fns_.softmax(weights.data(), group, count, count, stats);
-    if (cache_dtype_ == DType::kQ8_0) {
-      q8_0_weighted_sum(weights.data(), group, call.v_cache + offset, count, out);
-    } else {
-      fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
-    }
-  }
-
-  // A decode run over q8_0 rows: widened to f32 a block of kWidenedRows at a time (a thread's
-  // buffer, in L1 / L2) and scored / summed by the f32 loops, so the int8 rows are read from
-  // memory once; scale * code, the portable kernel's values.
-  static constexpr int64_t kWidenedRows = 64;
-
-  const float* widen_q8_0(const uint8_t* rows, int64_t j0, int64_t count) const {
-    thread_local std::vector<float> widened;
-    const int64_t blocks = shape_.head_dim / 32;
-    widened.resize(static_cast<size_t>(kWidenedRows * shape_.head_dim));
-    portable::dequantize_blocks(rows, DType::kQ8_0, j0 * blocks, count * blocks, widened.data());
-    return widened.data();
-  }
-
-  // scores[g * count + j] for the run's `count` rows, as fns_.scores writes them.
-  void q8_0_scores(const float* q, int64_t group, const uint8_t* keys, int64_t count, float* scores) const {
-    for (int64_t j0 = 0; j0 < count; j0 += kWidenedRows) {
-      const int64_t rows = std::min(kWidenedRows, count - j0);
-      fns_.scores(q, group, widen_q8_0(keys, j0, rows), DType::kF32, rows, shape_.head_dim, rule_.scale, scores + j0,
-                  count);
-    }
-  }
-
-  // out[g * head_dim + d] = sum_j weights[g * count + j] * values[j][d], block by block.
-  void q8_0_weighted_sum(const float* weights, int64_t group, const uint8_t* values, int64_t count, float* out) const {
-    const int64_t dim = shape_.head_dim;
-    thread_local std::vector<float> partial;
-    partial.resize(static_cast<size_t>(group * dim));
-    for (int64_t j0 = 0; j0 < count; j0 += kWidenedRows) {
-      const int64_t rows = std::min(kWidenedRows, count - j0);
-      float* sums = j0 == 0 ? out : partial.data();
-      fns_.weighted_sum(weights + j0, count, group, widen_q8_0(values, j0, rows), DType::kF32, rows, dim, sums);
-      if (j0 > 0) {
-        for (int64_t i = 0; i < group * dim; ++i) {
-          out[i] += partial[static_cast<size_t>(i)];
+      if (fns_.softcap != nullptr) {
+        fns_.softcap(weights.data(), group * count, rule_.softcap);
+      } else {
+        for (float& score : weights) {
+          score = rule_.softcap * std::tanh(score / rule_.softcap);
         }
       }
     }
+    fns_.softmax(weights.data(), group, count, count, stats);
+    fns_.weighted_sum(weights.data(), count, group, call.v_cache + offset, cache_dtype_, count, sh.head_dim, out);
   }
 
   // out[g] = sum_r e^(max_r - M) * sums_r[g] / sum_r e^(max_r - M) * total_r, M the largest max.

@@ -53,6 +53,8 @@ struct AttentionRowFns {
                float scale, float* scratch) = nullptr;
   // Query vectors per tile: the ISA's, at most kMaxTileQueries.
   int tile_queries = 0;
+  // x[i] = cap * tanh(x[i] / cap) over `count` scores (the soft-cap of a decode run's scores).
+  void (*softcap)(float* x, int64_t count, float cap) = nullptr;
 };
 
 }  // namespace staticlm::cpu

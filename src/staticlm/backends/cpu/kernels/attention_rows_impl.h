@@ -239,29 +239,146 @@ void softmax(float* scores, int64_t group, int64_t count, int64_t stride, float*
 // Slots per block of key or value rows a tile reads at once (f16 rows widened into scratch).
 inline constexpr int64_t kTileSlotBlock = 64;
 
-// A q8_0 cache's rows (per row dim / 32 blocks of an f16 scale and 32 int8 codes): a tile reads
-// them only widened, by rows_f32. (Decode runs widen them in the driver, attention_kernel.cpp.)
+// A q8_0 cache's rows (per row dim / 32 blocks of an f16 scale and 32 int8 codes; dim / 32 * 34
+// bytes a row). A prefill tile reads them widened, by rows_f32; a decode run multiplies the codes
+// in registers (q8_0_scores, q8_0_weighted_sum).
 struct Q8_0Rows {
   using Elem = uint8_t;
 };
+
+inline constexpr int64_t kQ8_0BlockBytes = 34;
+
+template <class V>
+float q8_0_scale(const uint8_t* block) {
+  uint16_t bits = 0;
+  __builtin_memcpy(&bits, block, sizeof(bits));
+  return V::f16_scalar(bits);
+}
 
 // Rows [j0, j0 + count) of a q8_0 cache run as f32 in `widened`: scale * code, the portable
 // kernel's values exactly. A template, so that each ISA's file compiles its own copy.
 template <class V>
 const float* q8_0_rows_f32(const void* rows, int64_t j0, int64_t count, int64_t dim, float* widened) {
   const int64_t blocks = count * (dim / 32);
-  const uint8_t* src = static_cast<const uint8_t*>(rows) + j0 * (dim / 32) * 34;
-  for (int64_t b = 0; b < blocks; ++b, src += 34) {
-    uint16_t bits = 0;
-    __builtin_memcpy(&bits, src, sizeof(bits));
-    const float scale = f16_to_f32(bits);  // core/half.h, included before the target pragma
+  const uint8_t* src = static_cast<const uint8_t*>(rows) + j0 * (dim / 32) * kQ8_0BlockBytes;
+  for (int64_t b = 0; b < blocks; ++b, src += kQ8_0BlockBytes) {
+    const typename V::Reg scale = V::set1(q8_0_scale<V>(src));
     const auto* codes = reinterpret_cast<const int8_t*>(src + 2);
     float* out = widened + b * 32;
-    for (int j = 0; j < 32; ++j) {
-      out[j] = scale * static_cast<float>(codes[j]);
+#pragma GCC unroll 8
+    for (int j = 0; j < 32; j += V::kWidth) {
+      V::store(out + j, V::mul(scale, V::widen_i8(codes + j)));
     }
   }
   return widened;
+}
+
+// scores[g * stride + j] = scale * q_g . row j over q8_0 rows: per row and block, the codes'
+// products with q summed in a register and scaled by the block's scale; rows in blocks of kWidth
+// summed lane-wise (V::sum_each), as scores_of does for f32 and f16 rows.
+template <class V>
+void q8_0_scores(const float* q, int64_t group, const void* keys, int64_t rows, int64_t dim, float scale, float* out,
+                 int64_t stride) {
+  constexpr int W = V::kWidth;
+  constexpr int R = 32 / W;  // registers per block
+  const int64_t blocks = dim / 32;
+  const int64_t row_bytes = blocks * kQ8_0BlockBytes;
+  const typename V::Reg scale_v = V::set1(scale);
+  for (int64_t j0 = 0; j0 < rows; j0 += W) {
+    const int count = rows - j0 < W ? static_cast<int>(rows - j0) : W;
+    const uint8_t* first = static_cast<const uint8_t*>(keys) + j0 * row_bytes;
+    for (int64_t g = 0; g < group; ++g) {
+      const float* qg = q + g * dim;
+      typename V::Reg acc[W];
+#pragma GCC unroll 16
+      for (int i = 0; i < W; ++i) {
+        acc[i] = V::zero();
+      }
+      for (int i = 0; i < count; ++i) {
+        const uint8_t* block = first + i * row_bytes;
+        for (int64_t b = 0; b < blocks; ++b, block += kQ8_0BlockBytes) {
+          const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
+          typename V::Reg sum = V::zero();
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            sum = V::fma(V::load(tiles::F32{}, qg + b * 32 + r * W), V::widen_i8(codes + r * W), sum);
+          }
+          acc[i] = V::fma(sum, V::set1(q8_0_scale<V>(block)), acc[i]);
+        }
+      }
+      const typename V::Reg scores = V::mul(V::sum_each(acc), scale_v);
+      if (count == W) {
+        V::store(out + g * stride + j0, scores);
+      } else {
+        V::store_tail(out + g * stride + j0, scores, count);
+      }
+    }
+  }
+}
+
+// G heads of out[g * dim + d] = sum_j weights[g * stride + j] * row j over q8_0 rows, a block of
+// 32 columns at a time: each row's block widened in R registers once for the G heads, each head's
+// weight multiplied by the block's scale.
+template <class V, int G>
+void q8_0_weighted_sum_pass(const float* weights, int64_t stride, const void* values, int64_t rows, int64_t dim,
+                            float* out) {
+  constexpr int W = V::kWidth;
+  constexpr int R = 32 / W;
+  const int64_t blocks = dim / 32;
+  const int64_t row_bytes = blocks * kQ8_0BlockBytes;
+  for (int64_t b = 0; b < blocks; ++b) {
+    typename V::Reg acc[G][R];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        acc[g][r] = V::zero();
+      }
+    }
+    const uint8_t* block = static_cast<const uint8_t*>(values) + b * kQ8_0BlockBytes;
+    for (int64_t j = 0; j < rows; ++j, block += row_bytes) {
+      const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
+      const float block_scale = q8_0_scale<V>(block);
+      typename V::Reg vv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        vv[r] = V::widen_i8(codes + r * W);
+      }
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) {
+        const typename V::Reg coefficient = V::set1(weights[g * stride + j] * block_scale);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          acc[g][r] = V::fma(coefficient, vv[r], acc[g][r]);
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        V::store(out + g * dim + b * 32 + r * W, acc[g][r]);
+      }
+    }
+  }
+}
+
+template <class V>
+void q8_0_weighted_sum(const float* weights, int64_t stride, int64_t group, const void* values, int64_t rows,
+                       int64_t dim, float* out) {
+  // As many heads a pass as G x R accumulators leave room for (R = 32 / kWidth per block).
+  constexpr int64_t kPass = V::kSumAccumulators / (32 / V::kWidth) >= 4 ? 4 : 2;
+  for (int64_t g0 = 0; g0 < group; g0 += kPass) {
+    const float* w = weights + g0 * stride;
+    float* o = out + g0 * dim;
+    const int64_t heads = group - g0 < kPass ? group - g0 : kPass;
+    switch (heads) {
+      case 1: q8_0_weighted_sum_pass<V, 1>(w, stride, values, rows, dim, o); break;
+      case 2: q8_0_weighted_sum_pass<V, 2>(w, stride, values, rows, dim, o); break;
+      case 3: q8_0_weighted_sum_pass<V, 3>(w, stride, values, rows, dim, o); break;
+      default: q8_0_weighted_sum_pass<V, 4>(w, stride, values, rows, dim, o); break;
+    }
+  }
 }
 
 // Rows [j0, j0 + count) of a cache run as f32: f32 rows where they are, f16 and q8_0 ones widened.
@@ -409,14 +526,12 @@ void tile_softmax(const AttentionTile& t, int64_t slots, float* st, float* sums)
   }
 }
 
-// x = cap * tanh(x / cap) over `count` scores: Gemma 2's attention soft-cap, the portable
-// kernel's std::tanh so both give the same scores. A template, so that each ISA's file compiles
-// its own copy under its own target (an inline function would be one copy for all).
+// x = cap * tanh(x / cap) over `count` scores: Gemma 2's attention soft-cap, by the vector tanh
+// of the softcap op (within 5e-7 of std::tanh, elementwise_impl.h) rather than a libm call per
+// score.
 template <class V>
 void softcap_scores(float* x, int64_t count, float cap) {
-  for (int64_t i = 0; i < count; ++i) {
-    x[i] = cap * std::tanh(x[i] / cap);
-  }
+  elementwise::softcap<V>(x, cap, x, count);
 }
 
 // ot[d][v] = sum_j st[j][v] * values[j][d]: each value element broadcast against every query's
@@ -586,7 +701,9 @@ void tile_any(const AttentionTile& t, const void* keys, const void* values, DTyp
 template <class V>
 void scores_any(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows, int64_t dim,
                 float scale, float* out, int64_t stride) {
-  if (cache_dtype == DType::kF16) {
+  if (cache_dtype == DType::kQ8_0) {
+    q8_0_scores<V>(q, group, keys, rows, dim, scale, out, stride);
+  } else if (cache_dtype == DType::kF16) {
     scores<V, tiles::F16>(q, group, keys, rows, dim, scale, out, stride);
   } else {
     scores<V, tiles::F32>(q, group, keys, rows, dim, scale, out, stride);
@@ -596,7 +713,9 @@ void scores_any(const float* q, int64_t group, const void* keys, DType cache_dty
 template <class V>
 void weighted_sum_any(const float* weights, int64_t stride, int64_t group, const void* values, DType cache_dtype,
                       int64_t rows, int64_t dim, float* out) {
-  if (cache_dtype == DType::kF16) {
+  if (cache_dtype == DType::kQ8_0) {
+    q8_0_weighted_sum<V>(weights, stride, group, values, rows, dim, out);
+  } else if (cache_dtype == DType::kF16) {
     weighted_sum<V, tiles::F16>(weights, stride, group, values, rows, dim, out);
   } else {
     weighted_sum<V, tiles::F32>(weights, stride, group, values, rows, dim, out);

@@ -18,6 +18,7 @@ void attention_scores_neon(const float* q, int64_t group, const void* keys, DTyp
 void attention_weighted_sum_neon(const float* weights, int64_t stride, int64_t group, const void* values,
                                  DType cache_dtype, int64_t rows, int64_t dim, float* out);
 void attention_softmax_neon(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
+void attention_softcap_neon(float* x, int64_t count, float cap);
 void attention_tile_neon(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
                          int64_t dim, float scale, float* scratch);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu attention's score and weighted-sum rows for NEON.
 #include "staticlm/backends/cpu/kernels/arm/attention_arm.h"
-#include "staticlm/core/half.h"
 #include "staticlm/backends/cpu/kernels/arm/simd_neon.h"
 #include "staticlm/backends/cpu/kernels/attention_rows_impl.h"
 
@@ -21,6 +20,10 @@ void attention_weighted_sum_neon(const float* weights, int64_t stride, int64_t g
 
 void attention_softmax_neon(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
   attention::softmax<simd::Neon>(scores, group, count, stride, stats);
+}
+
+void attention_softcap_neon(float* x, int64_t count, float cap) {
+  attention::softcap_scores<simd::Neon>(x, count, cap);
 }
 
 void attention_tile_neon(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,

@@ -110,7 +110,7 @@ Status register_native_kernels(KernelRegistry& registry) {
   const auto neon_attention = [](const KernelSignature& signature) {
     return cpu::make_attention_kernel(
         signature, {cpu::attention_scores_neon, cpu::attention_weighted_sum_neon, cpu::attention_softmax_neon,
-                    cpu::attention_tile_neon, cpu::kTileQueriesNeon});
+                    cpu::attention_tile_neon, cpu::kTileQueriesNeon, cpu::attention_softcap_neon});
   };
   STATICLM_RETURN_IF_ERROR(
       registry.add({OpKind::kAttention, "cpu.neon.attention", kNeonFeatures, kNeonPriority, neon_attention}));

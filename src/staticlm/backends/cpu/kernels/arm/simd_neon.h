@@ -81,6 +81,17 @@ struct Neon {
 
   static Reg load(tiles::F32, const float* p) { return vld1q_f32(p); }
   static Reg load(tiles::F16, const uint16_t* p) { return widen_f16(vld1_u16(p)); }
+  // An IEEE half as a float.
+  static float f16_scalar(uint16_t bits) {
+    return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(bits))), 0);
+  }
+  // kWidth int8 values as floats.
+  static Reg widen_i8(const int8_t* p) {
+    int32_t bytes = 0;
+    __builtin_memcpy(&bytes, p, sizeof(bytes));
+    const int16x8_t wide = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(bytes)));
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(wide)));
+  }
   static Reg load(tiles::Bf16, const uint16_t* p) { return widen_bf16(vld1_u16(p)); }
   static void store(float* p, Reg r) { vst1q_f32(p, r); }
 

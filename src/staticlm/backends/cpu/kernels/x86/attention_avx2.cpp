@@ -9,7 +9,6 @@
 #include <type_traits>
 
 #include "staticlm/backends/cpu/kernels/x86/attention_x86.h"
-#include "staticlm/core/half.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -33,6 +32,10 @@ void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t g
 
 void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
   attention::softmax<simd::Avx2>(scores, group, count, stride, stats);
+}
+
+void attention_softcap_avx2(float* x, int64_t count, float cap) {
+  attention::softcap_scores<simd::Avx2>(x, count, cap);
 }
 
 void attention_tile_avx2(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,

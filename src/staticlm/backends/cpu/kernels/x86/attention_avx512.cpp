@@ -13,7 +13,6 @@
 #include <type_traits>
 
 #include "staticlm/backends/cpu/kernels/x86/attention_x86.h"
-#include "staticlm/core/half.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
@@ -37,6 +36,10 @@ void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t
 
 void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats) {
   attention::softmax<simd::Avx512>(scores, group, count, stride, stats);
+}
+
+void attention_softcap_avx512(float* x, int64_t count, float cap) {
+  attention::softcap_scores<simd::Avx512>(x, count, cap);
 }
 
 void attention_tile_avx512(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,

@@ -22,6 +22,7 @@ void attention_scores_avx512(const float* q, int64_t group, const void* keys, DT
 void attention_weighted_sum_avx512(const float* weights, int64_t stride, int64_t group, const void* values,
                                    DType cache_dtype, int64_t rows, int64_t dim, float* out);
 void attention_softmax_avx512(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
+void attention_softcap_avx512(float* x, int64_t count, float cap);
 void attention_tile_avx512(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
                            int64_t dim, float scale, float* scratch);
 void attention_scores_avx2(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows,
@@ -29,6 +30,7 @@ void attention_scores_avx2(const float* q, int64_t group, const void* keys, DTyp
 void attention_weighted_sum_avx2(const float* weights, int64_t stride, int64_t group, const void* values,
                                  DType cache_dtype, int64_t rows, int64_t dim, float* out);
 void attention_softmax_avx2(float* scores, int64_t group, int64_t count, int64_t stride, float* stats);
+void attention_softcap_avx2(float* x, int64_t count, float cap);
 void attention_tile_avx2(const AttentionTile& tile, const void* keys, const void* values, DType cache_dtype,
                          int64_t dim, float scale, float* scratch);
 

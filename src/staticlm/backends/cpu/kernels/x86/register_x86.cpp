@@ -152,12 +152,12 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                                        .rotate_half = cpu::rotate_half_avx2})}));
   }
   // attention and windowed_attention (Gemma's and Mistral's local layers) share their kernels.
-  const cpu::AttentionRowFns avx512_attention{cpu::attention_scores_avx512, cpu::attention_weighted_sum_avx512,
+  const cpu::AttentionRowFns avx512_attention{cpu::attention_scores_avx512,  cpu::attention_weighted_sum_avx512,
                                               cpu::attention_softmax_avx512, cpu::attention_tile_avx512,
-                                              cpu::kTileQueriesAvx512};
-  const cpu::AttentionRowFns avx2_attention{cpu::attention_scores_avx2, cpu::attention_weighted_sum_avx2,
+                                              cpu::kTileQueriesAvx512,       cpu::attention_softcap_avx512};
+  const cpu::AttentionRowFns avx2_attention{cpu::attention_scores_avx2,  cpu::attention_weighted_sum_avx2,
                                             cpu::attention_softmax_avx2, cpu::attention_tile_avx2,
-                                            cpu::kTileQueriesAvx2};
+                                            cpu::kTileQueriesAvx2,       cpu::attention_softcap_avx2};
   STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kAttention, "cpu.avx512.attention", kAvx512Features, kAvx512Priority,
                                          attention_factory(avx512_attention)}));
   STATICLM_RETURN_IF_ERROR(registry.add({OpKind::kWindowedAttention, "cpu.avx512.windowed_attention", kAvx512Features,

@@ -88,6 +88,12 @@ struct Avx2 {
   static Reg load(tiles::F16, const uint16_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
+  // An IEEE half as a float (F16C).
+  static float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+  // kWidth int8 values as floats.
+  static Reg widen_i8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
   static Reg load(tiles::Bf16, const uint16_t* p) {
     return widen_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }

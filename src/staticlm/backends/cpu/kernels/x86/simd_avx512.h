@@ -70,6 +70,12 @@ struct Avx512 {
   static float hsum(Reg r) { return _mm512_reduce_add_ps(r); }
 
   static Reg load(tiles::F32, const float* p) { return _mm512_loadu_ps(p); }
+  // An IEEE half as a float (F16C).
+  static float f16_scalar(uint16_t bits) { return _cvtsh_ss(bits); }
+  // kWidth int8 values as floats.
+  static Reg widen_i8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
   static Reg load(tiles::F16, const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
