@@ -176,6 +176,18 @@ std::vector<OpCase> build() {
        weight(DType::kF32, {64, 67}), cache(DType::kQ8_0, {1, 2, 9, 32}), cache(DType::kQ8_0, {1, 2, 9, 32}),
        positions(DType::kI64, {4, -1, 5, 6})},
       {{"theta", 10000.0}}, 5e-2);
+  // With Qwen3's / Gemma 3's per-head q and k norms: alone (9 inputs) and after biases (12).
+  add("qkv_rope_cache_prefill_qk_norms", OpKind::kQkvRopeCache,
+      {activation({1, 4, 67}), weight(DType::kF32, {128, 67}), weight(DType::kF32, {64, 67}),
+       weight(DType::kF32, {64, 67}), cache(DType::kF32, {1, 2, 9, 32}), cache(DType::kF32, {1, 2, 9, 32}),
+       positions(DType::kI64, {4, -1, 5, 6}), weight(DType::kF32, {32}), weight(DType::kF32, {32})},
+      {{"theta", 1000000.0}, {"qk_norm_eps", 1e-6}}, 1e-4);
+  add("qkv_rope_cache_decode_bias_qk_norms", OpKind::kQkvRopeCache,
+      {activation({1, 1, 67}), weight(DType::kBF16, {64, 67}), weight(DType::kBF16, {32, 67}),
+       weight(DType::kBF16, {32, 67}), cache(DType::kF16, {1, 1, 9, 32}), cache(DType::kF16, {1, 1, 9, 32}),
+       positions(DType::kI64, {8}), weight(DType::kBF16, {64}), weight(DType::kBF16, {32}), weight(DType::kBF16, {32}),
+       weight(DType::kBF16, {32}), weight(DType::kBF16, {32})},
+      {{"theta", 10000.0}, {"qk_norm_eps", 1e-6}}, 1e-3);
   add("qkv_rope_cache_narrow_heads", OpKind::kQkvRopeCache,
       {activation({1, 3, 24}), weight(DType::kF16, {32, 24}), weight(DType::kF16, {16, 24}),
        weight(DType::kF16, {16, 24}), cache(DType::kF32, {1, 1, 7, 16}), cache(DType::kF32, {1, 1, 7, 16}),

@@ -69,8 +69,7 @@ Status expect_cache(const TensorSpec& cache, std::string_view role) {
   STATICLM_RETURN_IF_ERROR(expect_dtype(cache, role, is_cache_dtype, "f32, f16 or q8_0"));
   STATICLM_RETURN_IF_ERROR(expect_rank(cache, str_cat(role, " [batch, kv_heads, cache_len, head_dim]"), 4));
   if (cache.dtype == DType::kQ8_0 && cache.shape[3] % 32 != 0) {
-    return invalid_argument(role, ": a q8_0 cache needs head_dim a multiple of 32 (its block), found ",
-                            cache.shape[3]);
+    return invalid_argument(role, ": a q8_0 cache needs head_dim a multiple of 32 (its block), found ", cache.shape[3]);
   }
   return ok_status();
 }
@@ -341,10 +340,11 @@ Specs infer_swiglu_linear(InputSpecs in, const Attributes& attrs) {
 // optionally the three biases -> queries [B, S, Hq, D] rotated, and the two caches.
 Specs infer_qkv_rope_cache(InputSpecs in, const Attributes& attrs) {
   namespace io = qkv_rope_cache;
-  const bool biased = in.size() == io::kBiasedInputs;
-  if (in.size() != io::kUnbiasedInputs && !biased) {
-    return invalid_argument("expected ", io::kUnbiasedInputs, " inputs, or ", io::kBiasedInputs,
-                            " with the three biases, found ", in.size());
+  const bool biased = io::has_biases(in.size());
+  const bool normed = io::has_norms(in.size());
+  if (in.size() != io::kUnbiasedInputs && !biased && !normed) {
+    return invalid_argument("expected ", io::kUnbiasedInputs, " inputs, ", io::kBiasedInputs,
+                            " with the three biases, and 2 more with the q and k norms, found ", in.size());
   }
   const TensorSpec& x = *in[io::kX];
   STATICLM_RETURN_IF_ERROR(expect_rank(x, "input [batch, seq, hidden]", 3));
@@ -382,6 +382,22 @@ Specs infer_qkv_rope_cache(InputSpecs in, const Attributes& attrs) {
   }
   STATICLM_RETURN_IF_ERROR(check_positions(*in[io::kPositions], x.shape[1]));
   STATICLM_RETURN_IF_ERROR(RopeParams::from_attributes(attrs, head_dim).status());
+  if (normed) {
+    for (size_t n = 0; n < io::kNormInputs; ++n) {
+      const TensorSpec& norm = *in[io::q_norm_input(in.size()) + n];
+      const char* role = n == 0 ? "q norm" : "k norm";
+      STATICLM_RETURN_IF_ERROR(expect_dtype(norm, role, is_weight_dtype, "f32, f16 or bf16"));
+      if (norm.shape != Shape{head_dim}) {
+        return invalid_argument(role, ": expected [head_dim] = [", head_dim, "], found ", shape_string(norm.shape));
+      }
+    }
+    STATICLM_ASSIGN_OR_RETURN(double eps, attrs.get_float("qk_norm_eps"));
+    if (!(eps > 0.0) || !std::isfinite(eps)) {
+      return invalid_argument("attribute 'qk_norm_eps': expected a finite value > 0, found ", eps);
+    }
+  } else if (attrs.has("qk_norm_eps")) {
+    return invalid_argument("attribute 'qk_norm_eps' without the q and k norms' inputs");
+  }
   return std::vector<TensorSpec>{{DType::kF32, queries}, keys, keys};
 }
 
@@ -617,7 +633,7 @@ constexpr std::array<OpDef, 26> kOps = {{
     {OpKind::kMultiLinear, "multi_linear", 2, -1, infer_multi_linear, kRowWise},
     {OpKind::kLinearAdd, "linear_add", 3, 4, infer_linear_add, kRowWise},
     {OpKind::kSwigluLinear, "swiglu_linear", 3, 3, infer_swiglu_linear, kRowWise},
-    {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 10, infer_qkv_rope_cache, kNotRowWise,
+    {OpKind::kQkvRopeCache, "qkv_rope_cache", 7, 12, infer_qkv_rope_cache, kNotRowWise,
      static_cast<int>(qkv_rope_cache::kPositions), qkv_rope_cache_defaults},
     {OpKind::kWindowedAttention, "windowed_attention", 4, 4, infer_windowed_attention, kRowWise, 3,
      windowed_attention_defaults},

@@ -127,6 +127,19 @@ inline constexpr size_t kPositions = 6;
 inline constexpr size_t kQBias = 7;
 inline constexpr size_t kUnbiasedInputs = 7;
 inline constexpr size_t kBiasedInputs = 10;
+// With q / k norms (an RMSNorm of each head before the rope, with the attribute qk_norm_eps:
+// Qwen3's and Gemma 3's), their two weights [head_dim] come last: 9 or 12 inputs.
+inline constexpr size_t kNormInputs = 2;
+inline bool has_biases(size_t count) {
+  return count == kBiasedInputs || count == kBiasedInputs + kNormInputs;
+}
+inline bool has_norms(size_t count) {
+  return count == kUnbiasedInputs + kNormInputs || count == kBiasedInputs + kNormInputs;
+}
+// The q norm's input; the k norm's follows it.
+inline size_t q_norm_input(size_t count) {
+  return count - kNormInputs;
+}
 // Its outputs: the rotated queries, then the key and value caches (updated in place).
 inline constexpr size_t kQueries = 0;
 inline constexpr size_t kKeys = 1;

@@ -516,7 +516,8 @@ struct AttentionInputs {
   ValueId x, wq, wk, wv, k_cache, v_cache, positions, q_rotated, keys, values, attended;
 };
 
-enum class ChainBreak { kNone, kReturnedKeys, kKeyNorm };
+// kQkNorms is no break: Qwen3's per-head norms of q and k, which fuse.
+enum class ChainBreak { kNone, kReturnedKeys, kKeyNorm, kQkNorms };
 
 AttentionInputs attention_inputs(int64_t head_dim, ChainBreak chain_break = ChainBreak::kNone) {
   AttentionInputs a;
@@ -538,7 +539,11 @@ AttentionInputs attention_inputs(int64_t head_dim, ChainBreak chain_break = Chai
   ValueId k = *g.add(OpKind::kReshape, {projected[2]}, {{"shape", Shape{1, seq, kv_heads, head_dim}}});
   ValueId v = *g.add(OpKind::kReshape, {projected[0]}, {{"shape", Shape{1, seq, kv_heads, head_dim}}});
   if (chain_break == ChainBreak::kKeyNorm) {
-    k = *g.add(OpKind::kRmsNorm, {k, constant_value(g, "k_norm", {head_dim})});
+    k = *g.add(OpKind::kRmsNorm, {k, constant_value(g, "k_norm", {head_dim})}, {{"eps", 1e-6}});
+  }
+  if (chain_break == ChainBreak::kQkNorms) {
+    q = *g.add(OpKind::kRmsNorm, {q, constant_value(g, "q_norm", {head_dim})}, {{"eps", 1e-6}});
+    k = *g.add(OpKind::kRmsNorm, {k, constant_value(g, "k_norm", {head_dim})}, {{"eps", 1e-6}});
   }
   a.q_rotated = *g.add(OpKind::kRope, {q, a.positions}, rope);
   k = *g.add(OpKind::kRope, {k, a.positions}, rope);
@@ -566,8 +571,21 @@ TEST(CpuBackendTest, AttentionInputsBecomeOneQkvRopeCache) {
   EXPECT_EQ(fused.name, "qkv");
   EXPECT_EQ(g.nodes()[1].op, OpKind::kAttention);
 
+  // Per-head norms of q and k go inside, their weights last, with their epsilon.
+  AttentionInputs normed = attention_inputs(32, ChainBreak::kQkNorms);
+  ASSERT_TRUE(QkvRopeCacheFusion().run(*normed.graph).ok());
+  ASSERT_TRUE(verify_graph(*normed.graph).ok()) << verify_graph(*normed.graph).to_string();
+  ASSERT_EQ(normed.graph->nodes().size(), 2u);
+  const GraphNode& with_norms = normed.graph->nodes()[0];
+  EXPECT_EQ(with_norms.op, OpKind::kQkvRopeCache);
+  ASSERT_EQ(with_norms.inputs.size(), qkv_rope_cache::kUnbiasedInputs + qkv_rope_cache::kNormInputs);
+  EXPECT_NE(with_norms.inputs[7], with_norms.inputs[8]);
+  EXPECT_EQ(normed.graph->value(with_norms.inputs[7]).shape, Shape{32});
+  EXPECT_EQ(normed.graph->value(with_norms.inputs[8]).shape, Shape{32});
+  EXPECT_EQ(with_norms.attributes.get_float("qk_norm_eps").value_or(0.0), 1e-6);
+
   // Heads narrower than a panel, keys a graph output too (the returned cache form), or a norm
-  // between the keys' projection and their rope: nothing changes.
+  // between the keys' projection and their rope alone: nothing changes.
   for (auto [head_dim, chain_break] :
        {std::pair{int64_t{16}, ChainBreak::kNone}, std::pair{int64_t{32}, ChainBreak::kReturnedKeys},
         std::pair{int64_t{32}, ChainBreak::kKeyNorm}}) {

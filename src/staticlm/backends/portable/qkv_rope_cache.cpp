@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // qkv_rope_cache: the portable kernels of the ops it replaces, run one after the other
-// (docs/ops.md): multi_linear of q / k / v, rope on q and on k, and kv_cache_update (in place) of
-// k and of v. A fused program computes what the unfused one did, bit for bit; the reference the
-// cpu backend's fused kernel is checked against.
+// (docs/ops.md): multi_linear of q / k / v, the q and k norms where present (rms_norm of each
+// head), rope on q and on k, and kv_cache_update (in place) of k and of v. A fused program computes what the unfused
+// one did, bit for bit; the reference the cpu backend's fused kernel is checked against.
 #include <memory>
 #include <vector>
 
@@ -15,10 +15,12 @@ namespace io = qkv_rope_cache;
 
 class QkvRopeCacheKernel final : public Kernel {
  public:
-  QkvRopeCacheKernel(std::unique_ptr<Kernel> projections, std::unique_ptr<Kernel> rope_q,
-                     std::unique_ptr<Kernel> rope_k, std::unique_ptr<Kernel> update, Shape q_rows, Shape kv_rows,
-                     Shape q_heads, Shape kv_heads)
+  QkvRopeCacheKernel(std::unique_ptr<Kernel> projections, std::unique_ptr<Kernel> norm_q,
+                     std::unique_ptr<Kernel> norm_k, std::unique_ptr<Kernel> rope_q, std::unique_ptr<Kernel> rope_k,
+                     std::unique_ptr<Kernel> update, Shape q_rows, Shape kv_rows, Shape q_heads, Shape kv_heads)
       : projections_(std::move(projections)),
+        norm_q_(std::move(norm_q)),
+        norm_k_(std::move(norm_k)),
         rope_q_(std::move(rope_q)),
         rope_k_(std::move(rope_k)),
         update_(std::move(update)),
@@ -38,15 +40,23 @@ class QkvRopeCacheKernel final : public Kernel {
                                      TensorView(v.data(), DType::kF32, kv_rows_)};
     std::vector<TensorView> linear_inputs = {inputs[io::kX], inputs[io::kQWeight], inputs[io::kKWeight],
                                              inputs[io::kVWeight]};
-    if (inputs.size() == io::kBiasedInputs) {
-      linear_inputs.insert(linear_inputs.end(), inputs.begin() + io::kQBias, inputs.end());
+    if (io::has_biases(inputs.size())) {
+      linear_inputs.insert(linear_inputs.end(), inputs.begin() + io::kQBias, inputs.begin() + io::kQBias + 3);
     }
     STATICLM_RETURN_IF_ERROR(projections_->execute(linear_inputs, projected, context));
-    // rope reads both halves of a pair before writing either, so it rotates in place.
     const TensorView queries(outputs[io::kQueries].raw(), DType::kF32, q_heads_);
+    const TensorView keys(k.data(), DType::kF32, kv_heads_);
+    if (norm_q_ != nullptr) {
+      // rms_norm takes a row's sum of squares before it writes the row, so it normalizes in place.
+      const size_t norms = io::q_norm_input(inputs.size());
+      const TensorView q_norm[2] = {queries, inputs[norms]};
+      STATICLM_RETURN_IF_ERROR(norm_q_->execute(q_norm, std::span<const TensorView>(&queries, 1), context));
+      const TensorView k_norm[2] = {keys, inputs[norms + 1]};
+      STATICLM_RETURN_IF_ERROR(norm_k_->execute(k_norm, std::span<const TensorView>(&keys, 1), context));
+    }
+    // rope reads both halves of a pair before writing either, so it rotates in place.
     const TensorView q_rope[2] = {queries, inputs[io::kPositions]};
     STATICLM_RETURN_IF_ERROR(rope_q_->execute(q_rope, std::span<const TensorView>(&queries, 1), context));
-    const TensorView keys(k.data(), DType::kF32, kv_heads_);
     const TensorView k_rope[2] = {keys, inputs[io::kPositions]};
     STATICLM_RETURN_IF_ERROR(rope_k_->execute(k_rope, std::span<const TensorView>(&keys, 1), context));
     // Each update checks every position before it writes, so a bad one leaves both caches as
@@ -60,6 +70,8 @@ class QkvRopeCacheKernel final : public Kernel {
 
  private:
   std::unique_ptr<Kernel> projections_;
+  std::unique_ptr<Kernel> norm_q_;  // both null without norms
+  std::unique_ptr<Kernel> norm_k_;
   std::unique_ptr<Kernel> rope_q_;
   std::unique_ptr<Kernel> rope_k_;
   std::unique_ptr<Kernel> update_;
@@ -80,9 +92,9 @@ KernelResult with_context(KernelResult kernel, std::string_view role) {
 
 KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature) {
   const size_t count = signature.inputs.size();
-  if (count != io::kUnbiasedInputs && count != io::kBiasedInputs) {
+  if (count != io::kUnbiasedInputs && !io::has_biases(count) && !io::has_norms(count)) {
     return invalid_argument("qkv_rope_cache: expected ", io::kUnbiasedInputs, " or ", io::kBiasedInputs,
-                            " inputs, found ", count);
+                            " inputs (2 more with the q and k norms), found ", count);
   }
   for (const TensorSpec* input : signature.inputs) {
     if (input == nullptr) {
@@ -106,8 +118,9 @@ KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature) {
 
   std::vector<const TensorSpec*> linear_inputs = {signature.inputs[io::kX], signature.inputs[io::kQWeight],
                                                   signature.inputs[io::kKWeight], signature.inputs[io::kVWeight]};
-  if (count == io::kBiasedInputs) {
-    linear_inputs.insert(linear_inputs.end(), signature.inputs.begin() + io::kQBias, signature.inputs.end());
+  if (io::has_biases(count)) {
+    linear_inputs.insert(linear_inputs.end(), signature.inputs.begin() + io::kQBias,
+                         signature.inputs.begin() + io::kQBias + 3);
   }
   const TensorSpec projected[3] = {{DType::kF32, q_rows}, {DType::kF32, kv_rows}, {DType::kF32, kv_rows}};
   Attributes linear_attributes = signature.attributes;
@@ -119,6 +132,25 @@ KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature) {
 
   const TensorSpec q_spec{DType::kF32, q_heads};
   const TensorSpec kv_spec{DType::kF32, kv_heads};
+  std::unique_ptr<Kernel> norm_q;
+  std::unique_ptr<Kernel> norm_k;
+  if (io::has_norms(count)) {
+    auto eps = signature.attributes.get_float("qk_norm_eps");
+    if (!eps.ok()) {
+      return eps.status().with_context("qkv_rope_cache");
+    }
+    const Attributes norm_attributes{{"eps", *eps}};
+    const TensorSpec* q_norm_inputs[2] = {&q_spec, signature.inputs[io::q_norm_input(count)]};
+    STATICLM_ASSIGN_OR_RETURN(
+        norm_q,
+        with_context(make_rms_norm_kernel({OpKind::kRmsNorm, q_norm_inputs, std::span(&q_spec, 1), norm_attributes}),
+                     "q norm"));
+    const TensorSpec* k_norm_inputs[2] = {&kv_spec, signature.inputs[io::q_norm_input(count) + 1]};
+    STATICLM_ASSIGN_OR_RETURN(
+        norm_k,
+        with_context(make_rms_norm_kernel({OpKind::kRmsNorm, k_norm_inputs, std::span(&kv_spec, 1), norm_attributes}),
+                     "k norm"));
+  }
   const TensorSpec* q_rope_inputs[2] = {&q_spec, signature.inputs[io::kPositions]};
   STATICLM_ASSIGN_OR_RETURN(
       std::unique_ptr<Kernel> rope_q,
@@ -135,9 +167,9 @@ KernelResult make_qkv_rope_cache_kernel(const KernelSignature& signature) {
       std::unique_ptr<Kernel> update,
       with_context(make_kv_cache_update_kernel({OpKind::kKvCacheUpdate, update_inputs, std::span(&cache, 1), in_place}),
                    "cache update"));
-  return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(std::move(projections), std::move(rope_q),
-                                                                      std::move(rope_k), std::move(update), q_rows,
-                                                                      kv_rows, q_heads, kv_heads));
+  return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
+      std::move(projections), std::move(norm_q), std::move(norm_k), std::move(rope_q), std::move(rope_k),
+      std::move(update), q_rows, kv_rows, q_heads, kv_heads));
 }
 
 }  // namespace staticlm::portable

@@ -44,6 +44,8 @@ struct Projection {
   ValueId positions = kNoValue;
   const Attributes* rope = nullptr;  // q / k
   int64_t head_dim = 0;
+  ValueId norm = kNoValue;  // q / k: the weight of the per-head rms_norm before the rope (Qwen3, Gemma 3)
+  double norm_eps = 0.0;
 };
 
 class ChainReader {
@@ -77,8 +79,19 @@ class ChainReader {
     }
     out.head_dim = split[3];
     ValueId rows = heads;
-    if (const GraphNode* rope = sole_reader(heads, OpKind::kRope, &index); rope != nullptr) {
-      if (rope->inputs.size() != 2 || rope->inputs[0] != heads || rope->outputs.size() != 1) {
+    if (const GraphNode* norm = sole_reader(heads, OpKind::kRmsNorm, &index); norm != nullptr) {
+      const Result<double> eps = norm->attributes.get_float("eps");
+      if (norm->inputs.size() != 2 || norm->inputs[0] != heads || norm->outputs.size() != 1 || !eps.ok() ||
+          graph_.value(norm->inputs[1]).shape != Shape{out.head_dim}) {
+        return std::nullopt;
+      }
+      out.nodes.push_back(static_cast<size_t>(index));
+      out.norm = norm->inputs[1];
+      out.norm_eps = *eps;
+      rows = norm->outputs[0];
+    }
+    if (const GraphNode* rope = sole_reader(rows, OpKind::kRope, &index); rope != nullptr) {
+      if (rope->inputs.size() != 2 || rope->inputs[0] != rows || rope->outputs.size() != 1) {
         return std::nullopt;
       }
       out.nodes.push_back(static_cast<size_t>(index));
@@ -87,6 +100,9 @@ class ChainReader {
       rows = rope->outputs[0];
       out.result = rows;
       out.role = Projection::kQ;
+    }
+    if (out.norm != kNoValue && out.rope == nullptr) {
+      return std::nullopt;  // a norm the fused kernel would not apply (it normalizes q and k only)
     }
     const GraphNode* update = sole_reader(rows, OpKind::kKvCacheUpdate, &index);
     if (update == nullptr) {
@@ -145,6 +161,12 @@ std::optional<GraphNode> fuse(const Graph& graph, const ChainReader& chains, siz
       !graph.defined_before(q.positions, position)) {
     return std::nullopt;
   }
+  const bool normed = q.norm != kNoValue;
+  if ((k.norm != kNoValue) != normed ||
+      (normed && (q.norm_eps != k.norm_eps || !graph.defined_before(q.norm, position) ||
+                  !graph.defined_before(k.norm, position)))) {
+    return std::nullopt;
+  }
   GraphNode fused;
   fused.op = OpKind::kQkvRopeCache;
   fused.inputs.assign(io::kBiasedInputs, kNoValue);
@@ -158,11 +180,18 @@ std::optional<GraphNode> fuse(const Graph& graph, const ChainReader& chains, siz
   if (!split->biased) {
     fused.inputs.resize(io::kUnbiasedInputs);
   }
+  if (normed) {
+    fused.inputs.push_back(q.norm);
+    fused.inputs.push_back(k.norm);
+  }
   fused.inputs[io::kKeyCache] = k.cache;
   fused.inputs[io::kValueCache] = v.cache;
   fused.inputs[io::kPositions] = q.positions;
   fused.outputs = {q.result, k.result, v.result};
   fused.attributes = *q.rope;
+  if (normed) {
+    fused.attributes.set("qk_norm_eps", q.norm_eps);
+  }
   fused.name = node.name;
   for (const Projection* chain : {&q, &k, &v}) {
     removed.insert(removed.end(), chain->nodes.begin(), chain->nodes.end());

@@ -56,6 +56,8 @@ struct LinearEntryPoints {
   int64_t float_block_rows = 0;
   // qkv_rope_cache's rotation of one head, of the same instruction set (elementwise_rows.h).
   void (*rotate_half)(const float* x, const float* cos, const float* sin, float* out, int64_t half) = nullptr;
+  // qkv_rope_cache's q / k norm of one head (rms_norm of elementwise_rows.h), of the same set.
+  void (*rms_norm)(const float* x, const float* weight, float* out, int64_t width, float eps) = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> make_linear_kernel(const KernelSignature& signature, LinearEntryPoints entry_points);

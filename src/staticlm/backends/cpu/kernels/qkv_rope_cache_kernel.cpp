@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // qkv_rope_cache on the cpu backend: the q / k / v projections split over the pool one head at a
-// time (one range, one barrier), and each head, while its columns are in cache, rotated (q and k)
-// and written into its cache rows (k and v); a single row (decode) splits panels instead and
-// finishes its heads after the barrier (run_row). Queries are computed in the output; a k or v head
-// goes through the thread's buffer into the cache's dtype. The rope angles are the portable
-// kernel's (rope_angles, in double), computed once per set of positions on the calling thread
-// and reused by the layers after it; the rotation is the cpu rope's loop.
+// time (one range, one barrier), and each head, while its columns are in cache, normalized and
+// rotated (q and k; the norm where the node has one) and written into its cache rows (k and v); a single row (decode)
+// splits panels instead and finishes its heads after the barrier (run_row). Queries are computed in the output; a k or
+// v head goes through the thread's buffer into the cache's dtype. The rope angles are the portable kernel's
+// (rope_angles, in double), computed once per set of positions on the calling thread and reused by the layers after it;
+// the rotation is the cpu rope's loop.
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -66,17 +66,32 @@ struct CacheShape {
   DType dtype = DType::kF32;
 };
 
+// The q and k norms' weights as f32 (null where the node has none), and their epsilon.
+struct HeadNorms {
+  const float* weight[2] = {nullptr, nullptr};
+  float eps = 0.0f;
+};
+
+// What a node's q / k norms need at creation: where their weights are, and their epsilon.
+struct NormInputs {
+  size_t first_input = 0;  // 0: the node has no norms
+  DType dtype = DType::kF32;
+  float eps = 0.0f;
+};
+
 class QkvRopeCacheKernel final : public Kernel {
  public:
   QkvRopeCacheKernel(LinearColumnsFn columns_fn, std::array<Part, 3> parts, const LinearEntryPoints& entry_points,
-                     RotateHalfFn rotate_half, std::vector<double> inv_freq, DType positions_dtype, CacheShape cache)
+                     RotateHalfFn rotate_half, std::vector<double> inv_freq, DType positions_dtype, CacheShape cache,
+                     NormInputs norms)
       : columns_fn_(columns_fn),
         parts_(parts),
         entry_points_(entry_points),
         rotate_half_(rotate_half),
         inv_freq_(std::move(inv_freq)),
         positions_dtype_(positions_dtype),
-        cache_(cache) {}
+        cache_(cache),
+        norms_(norms) {}
 
   Status execute(std::span<const TensorView> inputs, std::span<const TensorView> outputs,
                  const KernelContext& context) const override {
@@ -101,6 +116,20 @@ class QkvRopeCacheKernel final : public Kernel {
     }
     thread_local AngleTable angles;
     const AngleTable& table = angles.fill(inv_freq_, positions);
+    // The norms' weights widened once per call (2 x head_dim values), on the calling thread.
+    thread_local std::vector<float> norm_weights_buffer;
+    std::vector<float>& norm_weights = norm_weights_buffer;
+    HeadNorms norms;
+    if (norms_.first_input != 0) {
+      const int64_t dim = cache_.head_dim;
+      norm_weights.resize(static_cast<size_t>(2 * dim));
+      for (size_t n = 0; n < 2; ++n) {
+        portable::widen_to_f32(inputs[norms_.first_input + n].raw(), norms_.dtype, 0, dim,
+                               norm_weights.data() + n * static_cast<size_t>(dim));
+        norms.weight[n] = norm_weights.data() + n * static_cast<size_t>(dim);
+      }
+      norms.eps = norms_.eps;
+    }
     const std::span<const int64_t> row_positions(positions);
     std::array<LinearOperands, 3> ops;
     for (size_t p = 0; p < 3; ++p) {
@@ -111,7 +140,7 @@ class QkvRopeCacheKernel final : public Kernel {
     const int64_t heads = q_heads + 2 * cache_.kv_heads;
     void* caches[3] = {nullptr, outputs[io::kKeys].raw(), outputs[io::kValues].raw()};
     if (call.rows == 1) {
-      run_row(ops, q_heads, row_positions[0], table, caches, context);
+      run_row(ops, q_heads, row_positions[0], table, norms, caches, context);
       return ok_status();
     }
     // Heads that do not divide among the threads are cut into slices of rows, as the linear
@@ -132,8 +161,8 @@ class QkvRopeCacheKernel final : public Kernel {
             const auto [p, h] = projection_head(head, q_heads);
             const int64_t first = slice_start(call.rows, slices, item % slices, call.block_rows);
             const int64_t count = slice_start(call.rows, slices, item % slices + 1, call.block_rows) - first;
-            run_head(row_span(ops[static_cast<size_t>(p)], first, count), p, h, first, row_positions, table, buffer,
-                     caches[p]);
+            run_head(row_span(ops[static_cast<size_t>(p)], first, count), p, h, first, row_positions, table, norms,
+                     buffer, caches[p]);
           }
         });
     return ok_status();
@@ -156,7 +185,7 @@ class QkvRopeCacheKernel final : public Kernel {
   // heads, 8 / 7) and restarted the weight streams at every head. A panel's sums do not depend on
   // the split, so the values are those of the per-head path.
   void run_row(std::array<LinearOperands, 3>& ops, int64_t q_heads, int64_t position, const AngleTable& table,
-               void* const* caches, const KernelContext& context) const {
+               const HeadNorms& norms, void* const* caches, const KernelContext& context) const {
     const int64_t dim = cache_.head_dim;
     const int64_t kv_columns = cache_.kv_heads * dim;
     thread_local std::vector<float> kv_buffer;
@@ -183,13 +212,13 @@ class QkvRopeCacheKernel final : public Kernel {
     for (int64_t head = 0; head < q_heads + 2 * cache_.kv_heads; ++head) {
       const auto [p, h] = projection_head(head, q_heads);
       const LinearOperands& op = ops[static_cast<size_t>(p)];
-      finish_row(op, p, h, op.out + h * dim, position, table, 0, caches[p]);
+      finish_row(op, p, h, op.out + h * dim, position, table, 0, norms, caches[p]);
     }
   }
 
-  // A computed row of head h: its bias, its rotation (q and k) and its cache row (k and v).
+  // A computed row of head h: its bias, its norm and rotation (q and k) and its cache row (k and v).
   void finish_row(const LinearOperands& op, Projection p, int64_t h, float* row, int64_t position,
-                  const AngleTable& table, int64_t table_row, void* cache) const {
+                  const AngleTable& table, int64_t table_row, const HeadNorms& norms, void* cache) const {
     const int64_t dim = cache_.head_dim;
     if (op.bias != nullptr) {
       for (int64_t d = 0; d < dim; ++d) {
@@ -198,6 +227,9 @@ class QkvRopeCacheKernel final : public Kernel {
     }
     if (position < 0) {
       return;  // padding: rope leaves it as it is, and no cache row is written
+    }
+    if (p != kV && norms.weight[p] != nullptr) {
+      entry_points_.rms_norm(row, norms.weight[p], row, dim, norms.eps);
     }
     if (p != kV) {
       rotate_half_(row, table.cos(table_row), table.sin(table_row), row, dim / 2);
@@ -209,7 +241,8 @@ class QkvRopeCacheKernel final : public Kernel {
 
   // Head h of projection p over op's rows, which are the call's from `first_row` on.
   void run_head(const LinearOperands& op, Projection p, int64_t h, int64_t first_row,
-                std::span<const int64_t> positions, const AngleTable& table, float* buffer, void* cache) const {
+                std::span<const int64_t> positions, const AngleTable& table, const HeadNorms& norms, float* buffer,
+                void* cache) const {
     const int64_t dim = cache_.head_dim;
     const int64_t first = h * dim;
     // Queries in place in the output ([rows, q columns]); a k or v head as [rows, dim].
@@ -222,7 +255,7 @@ class QkvRopeCacheKernel final : public Kernel {
     }
     for (int64_t r = 0; r < op.rows; ++r) {
       const int64_t row = first_row + r;
-      finish_row(op, p, h, out + r * stride, positions[static_cast<size_t>(row)], table, row, cache);
+      finish_row(op, p, h, out + r * stride, positions[static_cast<size_t>(row)], table, row, norms, cache);
     }
   }
 
@@ -237,6 +270,7 @@ class QkvRopeCacheKernel final : public Kernel {
   std::vector<double> inv_freq_;
   DType positions_dtype_;
   CacheShape cache_;
+  NormInputs norms_;
 };
 
 }  // namespace
@@ -264,7 +298,21 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
     return unimplemented("qkv_rope_cache: the cpu kernel rotates the whole head (rotary_dim ", 2 * inv_freq.size(),
                          " of head_dim ", head_dim, ")");
   }
-  const bool biased = signature.inputs.size() == io::kBiasedInputs;
+  const size_t count = signature.inputs.size();
+  const bool biased = io::has_biases(count);
+  NormInputs norms;
+  if (io::has_norms(count)) {
+    if (entry_points.rms_norm == nullptr) {
+      return unimplemented("qkv_rope_cache: this entry has no norm loop");
+    }
+    norms.first_input = io::q_norm_input(count);
+    norms.dtype = signature.inputs[norms.first_input]->dtype;
+    if (signature.inputs[norms.first_input + 1]->dtype != norms.dtype) {
+      return unimplemented("qkv_rope_cache: the cpu kernel takes q and k norms of one dtype");
+    }
+    STATICLM_ASSIGN_OR_RETURN(double eps, signature.attributes.get_float("qk_norm_eps"));
+    norms.eps = static_cast<float>(eps);
+  }
   std::array<Part, 3> parts;
   const char* const roles[3] = {"q", "k", "v"};
   for (size_t p = 0; p < 3; ++p) {
@@ -282,7 +330,7 @@ Result<std::unique_ptr<Kernel>> make_qkv_rope_cache_kernel(const KernelSignature
   const CacheShape shape{cache.shape[1], cache.shape[2], head_dim, cache.dtype};
   return std::unique_ptr<Kernel>(std::make_unique<QkvRopeCacheKernel>(
       columns_fn(parts[kQ], entry_points), parts, entry_points, entry_points.rotate_half, std::move(inv_freq),
-      signature.inputs[io::kPositions]->dtype, shape));
+      signature.inputs[io::kPositions]->dtype, shape, norms));
 }
 
 }  // namespace staticlm::cpu

@@ -78,7 +78,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                   .geglu = cpu::geglu_neon,
                                                   .add = cpu::add_neon,
                                                   .float_block_rows = cpu::kNeonBf16BlockRows,
-                                                  .rotate_half = cpu::rotate_half_neon})}));
+                                                  .rotate_half = cpu::rotate_half_neon,
+                                                  .rms_norm = cpu::rms_norm_neon})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_i8mm"), kNeonI8mmFeatures, kNeonI8mmPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
@@ -86,7 +87,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                   .add = cpu::add_neon,
                                                   .quantized = cpu::linear_columns_q_i8mm,
                                                   .quantize_group = cpu::quantize_group_neon,
-                                                  .rotate_half = cpu::rotate_half_neon})}));
+                                                  .rotate_half = cpu::rotate_half_neon,
+                                                  .rms_norm = cpu::rms_norm_neon})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.neon.", name, "_dotprod"), kNeonDotProdFeatures, kNeonDotProdPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_neon,
@@ -94,7 +96,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                   .add = cpu::add_neon,
                                                   .quantized = cpu::linear_columns_q_dotprod,
                                                   .quantize_group = cpu::quantize_group_neon,
-                                                  .rotate_half = cpu::rotate_half_neon})}));
+                                                  .rotate_half = cpu::rotate_half_neon,
+                                                  .rms_norm = cpu::rms_norm_neon})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.neon.", name), kNeonFeatures, kNeonPriority,
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_neon,
                                                                        .gemm = cpu::linear_columns_neon,
@@ -104,7 +107,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                                        .quantized = cpu::linear_columns_q_neon,
                                                                        .quantize_group = cpu::quantize_group_neon,
                                                                        .float_block_rows = cpu::kNeonFloatBlockRows,
-                                                                       .rotate_half = cpu::rotate_half_neon})}));
+                                                                       .rotate_half = cpu::rotate_half_neon,
+                                                                       .rms_norm = cpu::rms_norm_neon})}));
   }
   // attention and windowed_attention (Gemma's and Mistral's local layers) share their kernels.
   const auto neon_attention = [](const KernelSignature& signature) {

@@ -53,7 +53,8 @@ cpu::LinearEntryPoints bf16_entry_points(cpu::LinearColumnsFn gemm, int64_t min_
           .geglu = cpu::geglu_avx512,
           .add = cpu::add_avx512,
           .float_block_rows = cpu::kAvxFloatBlockRows,
-          .rotate_half = cpu::rotate_half_avx512};
+          .rotate_half = cpu::rotate_half_avx512,
+          .rms_norm = cpu::rms_norm_avx512};
 }
 
 // The AVX-512 entries that take int8 / int4 panels only, run by `quantized` (decode and chunks
@@ -64,7 +65,8 @@ cpu::LinearEntryPoints quantized_entry_points(cpu::LinearColumnsFn quantized) {
           .add = cpu::add_avx512,
           .quantized = quantized,
           .quantize_group = cpu::quantize_group_avx512,
-          .rotate_half = cpu::rotate_half_avx512};
+          .rotate_half = cpu::rotate_half_avx512,
+          .rms_norm = cpu::rms_norm_avx512};
 }
 
 using ElementwiseFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelSignature&, cpu::ElementwiseFns);
@@ -131,7 +133,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                                        .quantize_group = cpu::quantize_group_avx512,
                                                                        .gemm_panels = 2,
                                                                        .float_block_rows = cpu::kAvxFloatBlockRows,
-                                                                       .rotate_half = cpu::rotate_half_avx512})}));
+                                                                       .rotate_half = cpu::rotate_half_avx512,
+                                                                       .rms_norm = cpu::rms_norm_avx512})}));
     STATICLM_RETURN_IF_ERROR(
         registry.add({entry.op, str_cat("cpu.avx2.", name, "_vnni"), kAvxVnniFeatures, kAvxVnniPriority,
                       linear_factory(entry.make, {.swiglu = cpu::swiglu_avx2,
@@ -139,7 +142,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                   .add = cpu::add_avx2,
                                                   .quantized = cpu::linear_columns_q_avx_vnni,
                                                   .quantize_group = cpu::quantize_group_avx2,
-                                                  .rotate_half = cpu::rotate_half_avx2})}));
+                                                  .rotate_half = cpu::rotate_half_avx2,
+                                                  .rms_norm = cpu::rms_norm_avx2})}));
     STATICLM_RETURN_IF_ERROR(registry.add({entry.op, str_cat("cpu.avx2.", name), kAvx2Features, kAvx2Priority,
                                            linear_factory(entry.make, {.gemv = cpu::linear_columns_avx2,
                                                                        .gemm = cpu::linear_columns_avx2,
@@ -149,7 +153,8 @@ Status register_native_kernels(KernelRegistry& registry) {
                                                                        .quantized = cpu::linear_columns_q_avx2,
                                                                        .quantize_group = cpu::quantize_group_avx2,
                                                                        .float_block_rows = cpu::kAvxFloatBlockRows,
-                                                                       .rotate_half = cpu::rotate_half_avx2})}));
+                                                                       .rotate_half = cpu::rotate_half_avx2,
+                                                                       .rms_norm = cpu::rms_norm_avx2})}));
   }
   // attention and windowed_attention (Gemma's and Mistral's local layers) share their kernels.
   const cpu::AttentionRowFns avx512_attention{cpu::attention_scores_avx512,  cpu::attention_weighted_sum_avx512,
