@@ -19,7 +19,7 @@ architecture (the tensor names from gguf-py's own name map for gemma3 / phi3):
   converter leaves it out and llama.cpp's loader then assumes every sixth layer global, which is
   also what the real checkpoints say).
 - Phi3ForCausalLM -> `phi3`: `qkv_proj` and `gate_up_proj` stay fused (`attn_qkv`, `ffn_up`); no
-  permutation (NEOX); `rope.dimension_count` = partial_rotary_factor x hidden / heads;
+  permutation (NEOX); `rope.dimension_count` = head_dim x partial_rotary_factor;
   `rope.scaling.original_context_length`; `sliding_window` (0 when null); for longrope the
   `rope_factors_long.weight` / `rope_factors_short.weight` tensors and `rope.scaling.attn_factor`
   sqrt(1 + ln(max / original) / ln(original)) (an explicit `rope_scaling.attention_factor` is
@@ -239,7 +239,7 @@ def phi3_metadata(gguf, writer, config, hf_dir):
         fail(f"{hf_dir}: head_dim {config['head_dim']} != hidden_size / heads; llama.cpp's phi3 assumes it")
     max_positions = config.get("max_position_embeddings", 4096)
     original = config.get("original_max_position_embeddings", max_positions)
-    rope_dims = int(config.get("partial_rotary_factor", 1.0) * hidden) // heads
+    rope_dims = int(config.get("partial_rotary_factor", 1.0) * (hidden // heads))  # transformers' rounding
     writer.add_context_length(max_positions)
     writer.add_rope_scaling_orig_ctx_len(original)
     writer.add_embedding_length(hidden)

@@ -32,6 +32,7 @@ print today's date (Granite's) give the same bytes on every day; the C++ test pa
 import datetime
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -68,7 +69,8 @@ CPP_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\"": "\"", "'": "'", "\\": "\\"
 
 
 def cpp_string_literal(text, start):
-    """The value of the C++ string literal whose opening quote is at text[start] (simple escapes only)."""
+    """The value of the C++ string literal whose opening quote is at text[start] (simple escapes
+    only), and the index just past its closing quote."""
     out = []
     i = start + 1
     while text[i] != '"':
@@ -80,17 +82,32 @@ def cpp_string_literal(text, start):
         else:
             out.append(text[i])
             i += 1
-    return "".join(out)
+    return "".join(out), i + 1
 
 
 def test_template(source, entry):
-    """The template_str of the test-chat-template.cpp entry named `entry`."""
+    """The template_str of the test-chat-template.cpp entry named `entry`: the plain string
+    literals right after its marker, adjacent ones joined as C++ joins them."""
     name_at = source.find(f'/* .name= */ "{entry}"')
     if name_at < 0:
         sys.exit(f"make_chat_template_fixtures: tests/test-chat-template.cpp has no entry named {entry!r}")
+    next_entry = source.find("/* .name= */", name_at + 1)
+    entry_end = next_entry if next_entry >= 0 else len(source)
     marker = "/* .template_str= */"
-    template_at = source.find(marker, name_at)
-    return cpp_string_literal(source, source.index('"', template_at + len(marker)))
+    template_at = source.find(marker, name_at, entry_end)
+    if template_at < 0:
+        sys.exit(f"make_chat_template_fixtures: the entry {entry!r} has no {marker}")
+    literal = re.compile(r'\s*"')
+    at = template_at + len(marker)
+    if not literal.match(source, at):
+        sys.exit(f"make_chat_template_fixtures: the entry {entry!r}'s template is not a plain string literal")
+    pieces = []
+    while (match := literal.match(source, at)) is not None:
+        piece, at = cpp_string_literal(source, match.end() - 1)
+        pieces.append(piece)
+    return "".join(pieces)
+
+
 FIXED_NOW = datetime.datetime(2026, 1, 15, 9, 30, 0)
 CHATML = (ROOT / "src" / "staticlm" / "chat" / "default_chat_template.jinja").read_text()
 

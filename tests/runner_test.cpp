@@ -402,6 +402,13 @@ TEST(ContractValidationTest, CacheDtypeDisagreesWithMetadata) {
       StatusCode::kInvalidArgument, "input 'k_cache_0': expected f16[1,2,64,16], found f32[1,2,64,16]");
 }
 
+TEST(ContractValidationTest, Q8_0CachesNeedWholeBlocksAndInPlaceUpdates) {
+  expect_refused(
+      open_edited("q8_0.slm", [](ProgramSpec& spec) { set_metadata(spec, "cache_dtype", std::string("q8_0")); }),
+      StatusCode::kInvalidArgument,
+      "metadata 'cache_dtype' q8_0 needs 'kv_update' in-place and 'head_dim' a multiple of 32, found in-place and 16");
+}
+
 TEST(ContractValidationTest, LogitsDisagreeWithVocabulary) {
   expect_refused(open_edited("vocab.slm", [](ProgramSpec& spec) { set_metadata(spec, "vocab_size", int64_t{300}); }),
                  StatusCode::kInvalidArgument, "output 'logits': expected f32[1,8,300], found f32[1,8,320]");

@@ -3,11 +3,14 @@
 // f16 caches, grouped-query heads, causal masking by position, windows and soft-caps, padding rows
 // and out-of-range positions.
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "staticlm/backends/portable/element_access.h"
 #include "staticlm/backends/portable/kernel_test_util.h"
 #include "staticlm/core/half.h"
 
@@ -299,6 +302,57 @@ TEST(KvCacheUpdateTest, UpdateThenAttendSeesTheNewRows) {
   for (size_t d = 0; d < 8; ++d) {
     EXPECT_EQ(keys[3 * 8 + d], f16_to_f32(f32_to_f16(static_cast<float>(row[d]))));
   }
+}
+
+// A q8_0 cache row as store_cache_row writes it and load_cache_row reads it back: the block's
+// scale max |x| / 127 in f16, codes rounded to nearest against that scale; a zero
+// block; huge finite values saturating at f16's largest scale; a non-finite value making its
+// block (only) read as NaN.
+TEST(Q8_0CacheRowTest, BlocksRoundTripAsTheFormatSays) {
+  float row[64];
+  for (int j = 0; j < 32; ++j) {
+    row[j] = static_cast<float>(j - 16) * 0.5f;  // max |x| 8: scale 8 / 127
+  }
+  row[3] = 2.6f * (8.0f / 127.0f);  // 2.6 steps: code 3
+  row[4] = -2.6f * (8.0f / 127.0f);
+  for (int j = 32; j < 64; ++j) {
+    row[j] = 0.0f;
+  }
+  uint8_t stored[68];
+  store_cache_row(row, DType::kQ8_0, stored, 0, 64);
+  EXPECT_EQ(cache_row_bytes(DType::kQ8_0, 64), 68);
+  uint16_t scale_bits = 0;
+  std::memcpy(&scale_bits, stored, 2);
+  const float scale = f16_to_f32(scale_bits);
+  EXPECT_EQ(scale_bits, f32_to_f16(8.0f / 127.0f));
+  EXPECT_EQ(static_cast<int8_t>(stored[2 + 0]), -127);  // -8
+  EXPECT_EQ(static_cast<int8_t>(stored[2 + 3]), 3);
+  EXPECT_EQ(static_cast<int8_t>(stored[2 + 4]), -3);
+  EXPECT_EQ(static_cast<int8_t>(stored[2 + 16]), 0);
+  float back[64];
+  const float* read = load_cache_row(stored, DType::kQ8_0, 0, 64, back);
+  for (int j = 0; j < 32; ++j) {
+    EXPECT_EQ(read[j], scale * static_cast<float>(static_cast<int8_t>(stored[2 + j])));
+    EXPECT_LE(std::fabs(read[j] - row[j]), 0.5f * scale * 1.001f) << j;
+  }
+  for (int j = 32; j < 64; ++j) {
+    EXPECT_EQ(read[j], 0.0f) << "a zero block reads zero";
+  }
+
+  for (int j = 0; j < 32; ++j) {
+    row[j] = j == 5 ? -1e30f : 1e29f;  // beyond f16: the scale saturates at 65504
+    row[32 + j] = j == 7 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;
+  }
+  store_cache_row(row, DType::kQ8_0, stored, 0, 64);
+  read = load_cache_row(stored, DType::kQ8_0, 0, 64, back);
+  EXPECT_EQ(read[5], -127.0f * 65504.0f);
+  EXPECT_EQ(read[0], 127.0f * 65504.0f);
+  for (int j = 32; j < 64; ++j) {
+    EXPECT_TRUE(std::isnan(read[j])) << "a block with a NaN reads NaN, not a guess: " << j;
+  }
+  row[32 + 7] = std::numeric_limits<float>::infinity();
+  store_cache_row(row, DType::kQ8_0, stored, 0, 64);
+  EXPECT_TRUE(std::isnan(load_cache_row(stored, DType::kQ8_0, 0, 64, back)[40]));
 }
 
 }  // namespace

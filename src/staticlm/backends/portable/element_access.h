@@ -159,9 +159,12 @@ inline int64_t cache_row_bytes(DType dtype, int64_t head_dim) {
 
 // `count` values (a multiple of 32) as q8_0 blocks, as ggml's q8_0 stores them: per block the
 // scale d = max |x| / 127 rounded to f16, then each code round(x / d) (halves away from zero)
-// against that rounded d, so a block's largest value comes back within half a step. A block
-// with a NaN or infinity gets a NaN scale, which every read turns into NaN, not a finite guess.
+// against that rounded d, so a block's largest value comes back within half a step. d is at most
+// f16's largest, 65504 (codes then saturate at ±127), so a block of huge finite values reads back
+// finite; a block with a NaN or infinity gets a NaN scale and zero codes, so every read of it is
+// NaN, not a finite guess.
 inline void quantize_q8_0(const float* x, int64_t count, uint8_t* out) {
+  constexpr float kLargestScale = 65504.0f;
   for (int64_t b = 0; b < count / 32; ++b, x += 32, out += 34) {
     float amax = 0.0f;
     bool finite = true;
@@ -169,10 +172,16 @@ inline void quantize_q8_0(const float* x, int64_t count, uint8_t* out) {
       finite = finite && std::isfinite(x[j]);
       amax = std::max(amax, std::fabs(x[j]));
     }
-    const uint16_t scale_bits = f32_to_f16(finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN());
+    if (!finite) {
+      const uint16_t nan_bits = f32_to_f16(std::numeric_limits<float>::quiet_NaN());
+      std::memcpy(out, &nan_bits, sizeof(nan_bits));
+      std::memset(out + 2, 0, 32);
+      continue;
+    }
+    const uint16_t scale_bits = f32_to_f16(std::min(amax / 127.0f, kLargestScale));
     std::memcpy(out, &scale_bits, sizeof(scale_bits));
     const float scale = f16_to_f32(scale_bits);
-    const float inverse = finite && scale > 0.0f ? 1.0f / scale : 0.0f;
+    const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
     for (int j = 0; j < 32; ++j) {
       const float code = std::clamp(std::round(x[j] * inverse), -127.0f, 127.0f);
       out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(code));

@@ -35,7 +35,7 @@ inline int64_t attention_tile_scratch(int64_t slots, int64_t dim) {
 
 struct AttentionRowFns {
   // scores[g * stride + j] = scale * q_g . keys[j] for g < group and j < rows, where q_g is the
-  // `dim` floats at q + g * dim and keys are rows of `dim` f32 or f16 values.
+  // `dim` floats at q + g * dim and keys are rows of `dim` f32, f16 or q8_0 values.
   void (*scores)(const float* q, int64_t group, const void* keys, DType cache_dtype, int64_t rows, int64_t dim,
                  float scale, float* scores, int64_t stride) = nullptr;
   // out[g * dim + d] = sum_j weights[g * stride + j] * values[j][d] for g < group.

@@ -294,16 +294,20 @@ void q8_0_scores(const float* q, int64_t group, const void* keys, int64_t rows, 
       for (int i = 0; i < W; ++i) {
         acc[i] = V::zero();
       }
-      for (int i = 0; i < count; ++i) {
-        const uint8_t* block = first + i * row_bytes;
-        for (int64_t b = 0; b < blocks; ++b, block += kQ8_0BlockBytes) {
-          const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
-          typename V::Reg sum = V::zero();
+      // Unrolled over the block's rows, so that acc[i] stays a register.
+#pragma GCC unroll 16
+      for (int i = 0; i < W; ++i) {
+        if (i < count) {
+          const uint8_t* block = first + i * row_bytes;
+          for (int64_t b = 0; b < blocks; ++b, block += kQ8_0BlockBytes) {
+            const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
+            typename V::Reg sum = V::zero();
 #pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            sum = V::fma(V::load(tiles::F32{}, qg + b * 32 + r * W), V::widen_i8(codes + r * W), sum);
+            for (int r = 0; r < R; ++r) {
+              sum = V::fma(V::load(tiles::F32{}, qg + b * 32 + r * W), V::widen_i8(codes + r * W), sum);
+            }
+            acc[i] = V::fma(sum, V::set1(q8_0_scale<V>(block)), acc[i]);
           }
-          acc[i] = V::fma(sum, V::set1(q8_0_scale<V>(block)), acc[i]);
         }
       }
       const typename V::Reg scores = V::mul(V::sum_each(acc), scale_v);
@@ -316,9 +320,14 @@ void q8_0_scores(const float* q, int64_t group, const void* keys, int64_t rows, 
   }
 }
 
-// G heads of out[g * dim + d] = sum_j weights[g * stride + j] * row j over q8_0 rows, a block of
-// 32 columns at a time: each row's block widened in R registers once for the G heads, each head's
-// weight multiplied by the block's scale.
+// Rows a weighted-sum pass takes before it moves to the next block of columns: a chunk's rows
+// (64 x 34 bytes per block of a row, 17 KiB at head_dim 256) stay in L1 while every block of
+// columns goes over them, so a run's rows are read from memory once.
+inline constexpr int64_t kQ8_0SumRows = 64;
+
+// G heads of out[g * dim + d] = sum_j weights[g * stride + j] * row j over q8_0 rows, in chunks of
+// kQ8_0SumRows rows and within a chunk a block of 32 columns at a time: each row's block widened
+// in R registers once for the G heads, each head's weight multiplied by the block's scale.
 template <class V, int G>
 void q8_0_weighted_sum_pass(const float* weights, int64_t stride, const void* values, int64_t rows, int64_t dim,
                             float* out) {
@@ -326,38 +335,41 @@ void q8_0_weighted_sum_pass(const float* weights, int64_t stride, const void* va
   constexpr int R = 32 / W;
   const int64_t blocks = dim / 32;
   const int64_t row_bytes = blocks * kQ8_0BlockBytes;
-  for (int64_t b = 0; b < blocks; ++b) {
-    typename V::Reg acc[G][R];
+  for (int64_t j0 = 0; j0 < rows; j0 += kQ8_0SumRows) {
+    const int64_t j1 = rows - j0 < kQ8_0SumRows ? rows : j0 + kQ8_0SumRows;
+    for (int64_t b = 0; b < blocks; ++b) {
+      typename V::Reg acc[G][R];
 #pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) {
+      for (int g = 0; g < G; ++g) {
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        acc[g][r] = V::zero();
+        for (int r = 0; r < R; ++r) {
+          acc[g][r] = j0 == 0 ? V::zero() : V::load(tiles::F32{}, out + g * dim + b * 32 + r * W);
+        }
       }
-    }
-    const uint8_t* block = static_cast<const uint8_t*>(values) + b * kQ8_0BlockBytes;
-    for (int64_t j = 0; j < rows; ++j, block += row_bytes) {
-      const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
-      const float block_scale = q8_0_scale<V>(block);
-      typename V::Reg vv[R];
+      const uint8_t* block = static_cast<const uint8_t*>(values) + j0 * row_bytes + b * kQ8_0BlockBytes;
+      for (int64_t j = j0; j < j1; ++j, block += row_bytes) {
+        const auto* codes = reinterpret_cast<const int8_t*>(block + 2);
+        const float block_scale = q8_0_scale<V>(block);
+        typename V::Reg vv[R];
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        vv[r] = V::widen_i8(codes + r * W);
+        for (int r = 0; r < R; ++r) {
+          vv[r] = V::widen_i8(codes + r * W);
+        }
+#pragma GCC unroll 8
+        for (int g = 0; g < G; ++g) {
+          const typename V::Reg coefficient = V::set1(weights[g * stride + j] * block_scale);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            acc[g][r] = V::fma(coefficient, vv[r], acc[g][r]);
+          }
+        }
       }
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
-        const typename V::Reg coefficient = V::set1(weights[g * stride + j] * block_scale);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          acc[g][r] = V::fma(coefficient, vv[r], acc[g][r]);
+          V::store(out + g * dim + b * 32 + r * W, acc[g][r]);
         }
-      }
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) {
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        V::store(out + g * dim + b * 32 + r * W, acc[g][r]);
       }
     }
   }

@@ -471,8 +471,9 @@ TEST_P(CpuAttentionTest, MatchesThePortableAttention) {
       {DType::kF16, 1, 12, 2, 300, 128, {257}},
       {DType::kF32, 1, 3, 1, 50, 256, {49}},
       {DType::kF32, 1, 5, 1, 70, 32, {69}},
-      // q8_0 caches: tiles widened a block of rows at a time, decode runs in blocks of 64 rows
-      // (a run of 200 slots, a split one of 900, a short one), head dims of one to eight blocks.
+      // q8_0 caches: tiles widened a block of rows at a time, decode runs over the codes in
+      // registers, summed in chunks of 64 rows (a run of 200 slots, a split one of 900, a short
+      // one), head dims of one to eight blocks.
       {DType::kQ8_0, 40, 9, 3, 100, 64, chunk(0, 60, 40)},
       {DType::kQ8_0, 23, 6, 6, 150, 32, chunk(3, 120, 20)},
       {DType::kQ8_0, 1, 7, 1, 250, 128, {200}},
@@ -659,17 +660,28 @@ TEST_P(CpuElementwiseTest, MulMatchesThePortableMulAndLeavesOtherBroadcastsToIt)
 }
 
 // Gemma 2's final logits: the vector tanh against std::tanh, from 0 (where 1 - 2 / (e^2y + 1)
-// alone would cancel) through the polynomial's edge to saturation, and NaN kept.
+// alone would cancel) through the polynomial's edge to saturation and infinities, over enough
+// values to split across threads, and NaN kept.
 TEST_P(CpuElementwiseTest, SoftcapMatchesThePortableSoftcap) {
   if (!host_has(GetParam())) {
     GTEST_SKIP() << "this CPU has no " << GetParam().isa;
   }
   std::mt19937 rng(36);
-  for (const double cap : {30.0, 2.5}) {
-    Tensor x = random_tensor(DType::kF32, {3, 1000}, rng, -200.0f, 200.0f);
-    const float edges[] = {
-        0.0f,    1e-30f, -1e-7f, 0.625f * static_cast<float>(cap), -0.6249f * static_cast<float>(cap), 1e-3f, -4000.0f,
-        4000.0f, 3e38f,  -3e38f};
+  for (const double cap : {30.0, 2.5, 0.5}) {
+    Tensor x = random_tensor(DType::kF32, {3, 8000}, rng, -200.0f, 200.0f);
+    const float inf = std::numeric_limits<float>::infinity();
+    const float edges[] = {0.0f,
+                           1e-30f,
+                           -1e-7f,
+                           0.625f * static_cast<float>(cap),
+                           -0.6249f * static_cast<float>(cap),
+                           1e-3f,
+                           -4000.0f,
+                           4000.0f,
+                           3e38f,
+                           -3e38f,
+                           inf,
+                           -inf};
     std::copy(std::begin(edges), std::end(edges), x.data<float>());
     for (int i = 0; i < 200; ++i) {
       x.data<float>()[20 + i] = static_cast<float>(cap) * (-1.0f + 0.01f * static_cast<float>(i));

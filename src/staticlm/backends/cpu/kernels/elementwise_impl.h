@@ -151,10 +151,13 @@ void scale(const float* x, float factor, float* out, int64_t count) {
 
 // tanh as Cephes' tanhf computes it: an odd polynomial below |y| = 0.625, where 1 - 2 / (e^2y + 1)
 // would lose the small result to cancellation, and that form above (its result there is at least
-// 0.55 in magnitude, also for negative y). y * 0 turns a NaN or infinite y into NaN, which the
-// clamped exp would otherwise hide.
+// 0.55 in magnitude, also for negative y). y is first clamped to ±9, where tanh rounds to ±1 (so
+// an infinity gives ±1 as std::tanh does); the clamps keep a NaN (x86's max and min return their
+// second operand when either is NaN, NEON's return NaN), and the last select passes it on, which
+// the exp's own clamping would otherwise turn into a finite value.
 template <class V>
 typename V::Reg tanh(typename V::Reg y) {
+  y = V::min(V::set1(9.0f), V::max(V::set1(-9.0f), y));
   const typename V::Reg s = V::mul(y, y);
   typename V::Reg p = V::set1(-5.70498872745e-3f);
   p = V::fma(p, s, V::set1(2.06390887954e-2f));
@@ -165,7 +168,7 @@ typename V::Reg tanh(typename V::Reg y) {
   const typename V::Reg e = exp<V>(V::add(y, y));
   const typename V::Reg large = V::sub(V::set1(1.0f), V::div(V::set1(2.0f), V::add(e, V::set1(1.0f))));
   const typename V::Reg t = V::select_less(s, V::set1(0.390625f), small, large);
-  return V::add(t, V::mul(y, V::zero()));
+  return V::select_less(V::set1(-1.0f), s, t, s);  // s is NaN exactly where y is
 }
 
 template <class V>

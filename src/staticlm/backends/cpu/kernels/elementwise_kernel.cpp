@@ -32,7 +32,7 @@ class PairwiseKernel final : public Kernel {
   int64_t count_;
 };
 
-// x times one f32 value read from the second input as the kernel runs (the input is a constant, but the kernel only
+// x times one f32 value read from the other input as the kernel runs (the input is a constant, but the kernel only
 // sees it then).
 class ScaleKernel final : public Kernel {
  public:

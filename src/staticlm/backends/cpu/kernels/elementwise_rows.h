@@ -21,7 +21,7 @@ struct ElementwiseFns {
   void (*mul)(const float* a, const float* b, float* out, int64_t count) = nullptr;
   // out[i] = x[i] * factor.
   void (*scale)(const float* x, float factor, float* out, int64_t count) = nullptr;
-  // out[i] = cap * tanh(x[i] / cap); a NaN or infinite x gives NaN.
+  // out[i] = cap * tanh(x[i] / cap); an infinite x gives ±cap, a NaN gives NaN (as std::tanh does).
   void (*softcap)(const float* x, float cap, float* out, int64_t count) = nullptr;
   // out[i] = x[i] * (1 / sqrt(sum(x^2) / width + eps)) * weight[i] over one row.
   void (*rms_norm)(const float* x, const float* weight, float* out, int64_t width, float eps) = nullptr;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cpu rope: the portable kernel's semantics and angles (cos and sin in double once per row),
 // rows split over the pool and each head's rotation vectorized per ISA. Channels past a partial
-// rotary_dim (Phi-3's, Granite's) are copied, as the portable kernel does.
+// rotary_dim (Phi-3's) are copied, as the portable kernel does.
 #include <cstring>
 #include <utility>
 #include <vector>
