@@ -328,7 +328,8 @@ TEST(OpSetTest, QkvRopeCacheProjectsRotatesAndUpdatesBothCaches) {
     ASSERT_FALSE(result.ok()) << piece;
     EXPECT_NE(result.status().message().find(piece), std::string::npos) << result.status().message();
   };
-  refused({&x, &wq, &wk, &wk, &cache, &cache, &positions, &bq}, rope, "expected 7 inputs, or 10 with the three biases");
+  refused({&x, &wq, &wk, &wk, &cache, &cache, &positions, &bq}, rope,
+          "expected 7 inputs, 10 with the three biases, and 2 more with the q and k norms");
   const TensorSpec wide_k = typed(DType::kBF16, {9, 8});
   refused({&x, &wq, &wide_k, &wk, &cache, &cache, &positions}, rope,
           "k: expected kv_heads * head_dim = 8 outputs (the caches' [1,2,16,4]), found 9");

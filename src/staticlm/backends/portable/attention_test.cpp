@@ -309,6 +309,9 @@ TEST(KvCacheUpdateTest, UpdateThenAttendSeesTheNewRows) {
 // block; huge finite values saturating at f16's largest scale; a non-finite value making its
 // block (only) read as NaN.
 TEST(Q8_0CacheRowTest, BlocksRoundTripAsTheFormatSays) {
+  using portable::cache_row_bytes;
+  using portable::load_cache_row;
+  using portable::store_cache_row;
   float row[64];
   for (int j = 0; j < 32; ++j) {
     row[j] = static_cast<float>(j - 16) * 0.5f;  // max |x| 8: scale 8 / 127

@@ -225,11 +225,13 @@ class QkvRopeCacheKernel final : public Kernel {
         row[d] += portable::load_float(op.bias, op.bias_dtype, h * dim + d);
       }
     }
-    if (position < 0) {
-      return;  // padding: rope leaves it as it is, and no cache row is written
-    }
+    // A row at a negative position is normalized as the unfused graph normalizes it; rope leaves
+    // it as it is, and no cache row is written.
     if (p != kV && norms.weight[p] != nullptr) {
       entry_points_.rms_norm(row, norms.weight[p], row, dim, norms.eps);
+    }
+    if (position < 0) {
+      return;
     }
     if (p != kV) {
       rotate_half_(row, table.cos(table_row), table.sin(table_row), row, dim / 2);
