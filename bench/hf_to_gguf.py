@@ -185,6 +185,12 @@ def llama_metadata(gguf, writer, config, hf_dir):
     writer.add_rope_dimension_count(config.get("head_dim", config["hidden_size"] // heads))
     writer.add_rope_freq_base(config.get("rope_theta", 10000.0))
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-5))
+    add_linear_rope_scaling(gguf, writer, config, hf_dir)
+    return []
+
+
+def add_linear_rope_scaling(gguf, writer, config, hf_dir):
+    """The config's rope_scaling where it is linear; none passes, any other type is refused."""
     scaling = config.get("rope_scaling") or {}
     rope_type = scaling.get("rope_type", scaling.get("type"))
     if rope_type == "linear" and scaling.get("factor") is not None:
@@ -192,7 +198,6 @@ def llama_metadata(gguf, writer, config, hf_dir):
         writer.add_rope_scaling_factor(scaling["factor"])
     elif rope_type not in (None, "default"):
         fail(f"{hf_dir}: rope_scaling type {rope_type!r}: only none or linear here")
-    return []
 
 
 def gemma3_metadata(gguf, writer, config, hf_dir):
@@ -211,13 +216,7 @@ def gemma3_metadata(gguf, writer, config, hf_dir):
     writer.add_feed_forward_length(config["intermediate_size"])
     writer.add_head_count(config.get("num_attention_heads", 8))
     writer.add_head_count_kv(config.get("num_key_value_heads", 4))
-    scaling = config.get("rope_scaling") or {}
-    rope_type = scaling.get("rope_type", scaling.get("type"))
-    if rope_type == "linear" and scaling.get("factor") is not None:
-        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
-        writer.add_rope_scaling_factor(scaling["factor"])
-    elif rope_type not in (None, "default"):
-        fail(f"{hf_dir}: rope_scaling type {rope_type!r}: only none or linear for gemma3 here")
+    add_linear_rope_scaling(gguf, writer, config, hf_dir)
     writer.add_rope_freq_base(config.get("rope_theta", 1000000.0))
     writer.add_rope_freq_base_swa(config.get("rope_local_base_freq", 10000.0))
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-6))

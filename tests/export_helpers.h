@@ -21,10 +21,11 @@ inline std::string temp_path(const std::string& name) {
   return (std::filesystem::path(::testing::TempDir()) / name).string();
 }
 
-inline HfStaticExportOptions small_options() {
+inline HfStaticExportOptions small_options(KvUpdateForm kv_update = KvUpdateForm::kInPlace) {
   HfStaticExportOptions options;
   options.prefill_len = 8;
   options.max_cache_len = 64;
+  options.kv_update = kv_update;
   return options;
 }
 

@@ -124,6 +124,21 @@ inline void expect_padding_rows_unwritten(const Tensor& got, const Tensor& want,
   }
 }
 
+// Runs `op` on the cpu kernel of `path` as a chunk of `rows` rows whose first `padding` are the
+// chunk's padding (KernelContext), and expects those rows of output 0 left unwritten and the
+// others within `tolerance` of the portable kernel's, which computes every row.
+inline void expect_padding_rows_skipped(const IsaPath& path, OpKind op, const std::vector<Tensor*>& inputs,
+                                        const Attributes& attrs, int64_t rows, int64_t padding, double tolerance) {
+  auto want = portable_test::run_op(op, inputs, attrs);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  std::string kernel_name;
+  auto got = portable_test::run_op_with(cpu_registry(), *cpu_features_for_isa(path.isa), op, inputs, attrs,
+                                        &kernel_name, {rows, padding, kUnwritten});
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(kernel_name.rfind(path.prefix, 0), 0u) << "chose " << kernel_name;
+  expect_padding_rows_unwritten((*got)[0], (*want)[0], rows, padding, tolerance);
+}
+
 inline bool host_has(const IsaPath& path) {
   return CpuFeatures::host().covers(path.needs);
 }
